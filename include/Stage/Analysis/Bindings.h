@@ -1,0 +1,38 @@
+//===- Bindings.h - Values of the symbols of a module -----------*- C++ -*-===//
+
+#ifndef STAGE_ANALYSIS_BINDINGS_H
+#define STAGE_ANALYSIS_BINDINGS_H
+
+#include "Stage/Support/SymExpr.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace mlir::stage {
+
+/// Parses `B=8,S=2048` (the command-line form) into `out`, overriding what
+/// is there. Returns an error message, empty on success.
+std::string parseBindingList(llvm::StringRef text, sym::Bindings &out);
+
+/// The module's `stage.bindings` attribute with `overrides` applied on top.
+/// Emits an error at the module and fails on an ill-typed attribute.
+FailureOr<sym::Bindings> getModuleBindings(ModuleOp module,
+                                           const sym::Bindings &overrides = {});
+
+/// Sets the module's `stage.bindings` attribute to `b` (sorted by name).
+void setModuleBindings(ModuleOp module, const sym::Bindings &b);
+
+/// Checks that every tensor dimension and repeat count under `root`
+/// evaluates to a positive integer under `b`; the error is at the op whose
+/// type does not (`H/tp = 64/3 is not an integer: tp must divide H`).
+LogicalResult verifyBindings(Operation *root, const sym::Bindings &b);
+
+/// Evaluates `e` under `b`, reporting a failure at `loc` with `what` as the
+/// subject of the message.
+FailureOr<int64_t> evaluateAt(Location loc, const sym::Expr &e,
+                              const sym::Bindings &b, llvm::StringRef what);
+
+} // namespace mlir::stage
+
+#endif // STAGE_ANALYSIS_BINDINGS_H

@@ -1,0 +1,32 @@
+//===- StageCost.h - Cost of one op execution -------------------*- C++ -*-===//
+
+#ifndef STAGE_DIALECT_STAGE_IR_STAGECOST_H
+#define STAGE_DIALECT_STAGE_IR_STAGECOST_H
+
+#include "Stage/Support/SymExpr.h"
+
+namespace mlir::stage {
+
+/// What one execution of an op costs. FLOPs are split by the unit that does
+/// them: contractions run on matrix units, the rest on vector units.
+struct Cost {
+  sym::Expr contractionFlops;
+  sym::Expr otherFlops;
+  /// Bytes read plus bytes written.
+  sym::Expr bytes;
+
+  sym::Expr flops() const { return contractionFlops + otherFlops; }
+  Cost &operator+=(const Cost &o) {
+    contractionFlops += o.contractionFlops;
+    otherFlops += o.otherFlops;
+    bytes += o.bytes;
+    return *this;
+  }
+  Cost scaled(const sym::Expr &n) const {
+    return {contractionFlops * n, otherFlops * n, bytes * n};
+  }
+};
+
+} // namespace mlir::stage
+
+#endif // STAGE_DIALECT_STAGE_IR_STAGECOST_H

@@ -1,0 +1,10 @@
+//===- StageDialect.h - The stage dialect -----------------------*- C++ -*-===//
+
+#ifndef STAGE_DIALECT_STAGE_IR_STAGEDIALECT_H
+#define STAGE_DIALECT_STAGE_IR_STAGEDIALECT_H
+
+#include "mlir/IR/Dialect.h"
+
+#include "Stage/Dialect/Stage/IR/StageOpsDialect.h.inc"
+
+#endif // STAGE_DIALECT_STAGE_IR_STAGEDIALECT_H

@@ -1,0 +1,32 @@
+//===- StageOps.h - Ops of the stage dialect --------------------*- C++ -*-===//
+
+#ifndef STAGE_DIALECT_STAGE_IR_STAGEOPS_H
+#define STAGE_DIALECT_STAGE_IR_STAGEOPS_H
+
+#include "Stage/Dialect/Stage/IR/StageAttrs.h"
+#include "Stage/Dialect/Stage/IR/StageCost.h"
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/RegionKindInterface.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <map>
+
+#include "Stage/Dialect/Stage/IR/StageInterfaces.h.inc"
+
+namespace mlir::stage {
+/// The check shared by every communication op: `grid` names a `stage.grid`
+/// and `axes` are distinct axes of it.
+LogicalResult verifyGridAxes(Operation *op, FlatSymbolRefAttr grid,
+                             ArrayAttr axes, SymbolTableCollection &symbols);
+} // namespace mlir::stage
+
+#define GET_OP_CLASSES
+#include "Stage/Dialect/Stage/IR/StageOps.h.inc"
+
+#endif // STAGE_DIALECT_STAGE_IR_STAGEOPS_H

@@ -1,0 +1,664 @@
+//===- StageOps.td - Ops of the stage dialect ----------------*- tablegen -*-===//
+
+#ifndef STAGE_OPS
+#define STAGE_OPS
+
+include "Stage/Dialect/Stage/IR/StageBase.td"
+include "Stage/Dialect/Stage/IR/StageAttrs.td"
+include "Stage/Dialect/Stage/IR/StageTypes.td"
+include "Stage/Dialect/Stage/IR/StageInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Stage_EwiseKind : I32EnumAttr<"EwiseKind", "elementwise operation", [
+    I32EnumAttrCase<"add", 0>, I32EnumAttrCase<"sub", 1>,
+    I32EnumAttrCase<"mul", 2>, I32EnumAttrCase<"div", 3>,
+    I32EnumAttrCase<"max", 4>, I32EnumAttrCase<"min", 5>,
+    I32EnumAttrCase<"neg", 6>, I32EnumAttrCase<"exp", 7>,
+    I32EnumAttrCase<"log", 8>, I32EnumAttrCase<"sqrt", 9>,
+    I32EnumAttrCase<"rsqrt", 10>, I32EnumAttrCase<"tanh", 11>,
+    I32EnumAttrCase<"sigmoid", 12>, I32EnumAttrCase<"silu", 13>,
+    I32EnumAttrCase<"gelu", 14>, I32EnumAttrCase<"relu", 15>,
+    I32EnumAttrCase<"square", 16>, I32EnumAttrCase<"reciprocal", 17>,
+    I32EnumAttrCase<"copy", 18>, I32EnumAttrCase<"cast", 19>,
+    I32EnumAttrCase<"select", 20>, I32EnumAttrCase<"generic", 21>]> {
+  let cppNamespace = "::mlir::stage";
+}
+
+def Stage_NormKind : I32EnumAttr<"NormKind", "normalization", [
+    I32EnumAttrCase<"rms", 0>, I32EnumAttrCase<"layer", 1>]> {
+  let cppNamespace = "::mlir::stage";
+}
+
+def Stage_ReduceKind : I32EnumAttr<"ReduceKind", "reduction", [
+    I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"max", 1>,
+    I32EnumAttrCase<"mean", 2>]> {
+  let cppNamespace = "::mlir::stage";
+}
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+// The C++ type stays ::mlir::Type so that formats print `!stage.tensor<...>`
+// in full; cast with `cast<SymTensorType>` where the shape matters.
+def Stage_Tensor : Type<CPred<"::llvm::isa<::mlir::stage::SymTensorType>($_self)">,
+    "stage tensor">;
+
+//===----------------------------------------------------------------------===//
+// Grid
+//===----------------------------------------------------------------------===//
+
+def Stage_GridOp : Stage_Op<"grid", [Symbol]> {
+  let summary = "the named axes of the device grid, outermost first";
+  let description = [{
+    Declares the parallel axes. The size of an axis is the symbol of the same
+    name (`tp` is both the axis and its degree), bound like every other
+    symbol. The order defines the rank numbering: the last axis varies
+    fastest, so with `[pp, dp, cp, ep, tp]` tensor-parallel peers are
+    adjacent ranks, as in Megatron-LM.
+
+    ```mlir
+    stage.grid @grid [pp, dp, cp, ep, tp]
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, StrArrayAttr:$axes);
+  let assemblyFormat = "$sym_name custom<AxisList>($axes) attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::llvm::SmallVector<::std::string> getAxisNames();
+    bool hasAxis(::llvm::StringRef name);
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Values entering the graph
+//===----------------------------------------------------------------------===//
+
+def Stage_ParamOp : Stage_Op<"param", [Pure]> {
+  let summary = "a weight (or optimizer state) of the model";
+  let description = [{
+    A tensor held in device memory across iterations, named by its logical
+    name. Weights of a stack of identical layers have the layer count as
+    their leading dimension and enter `stage.repeat` as slices. `kind` tells
+    the optimizer states apart from the weights: `weight` (default),
+    `master` (fp32 copy under mixed precision), `exp_avg`, `exp_avg_sq`.
+
+    ```mlir
+    %w = stage.param "layers.mlp.up_proj" : !stage.tensor<[L, D, F], bf16>
+    %m = stage.param "layers.mlp.up_proj" kind "exp_avg" : !stage.tensor<[L, D, F], f32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, DefaultValuedStrAttr<StrAttr, "weight">:$kind);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $name (`kind` $kind^)? attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Stage_InputOp : Stage_Op<"input", [Pure]> {
+  let summary = "a tensor fed to the step (tokens, labels, activations)";
+  let description = [{
+    ```mlir
+    %tokens = stage.input "tokens" : !stage.tensor<[B, S], i32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Compute
+//===----------------------------------------------------------------------===//
+
+class Stage_ComputeOp<string mnemonic, list<Trait> traits = []>
+    : Stage_Op<mnemonic, !listconcat(traits,
+        [Pure, DeclareOpInterfaceMethods<Stage_CostOpInterface>])>;
+
+def Stage_EinsumOp : Stage_ComputeOp<"einsum"> {
+  let summary = "a contraction in Einstein notation";
+  let description = [{
+    Every contraction of the model: projections, attention scores, experts.
+    The spec names one index per dimension of each operand and of the
+    result; an index absent from the result is summed over. Indices with the
+    same letter have the same extent. FLOPs are `2 * (product of the extents
+    of all indices)` for two operands.
+
+    ```mlir
+    %q = stage.einsum "bsd,dhk->bshk" %x, %wq
+        : (!stage.tensor<[B, S, D], bf16>, !stage.tensor<[D, H, Dh], bf16>)
+        -> !stage.tensor<[B, S, H, Dh], bf16>
+    ```
+  }];
+  let arguments = (ins StrAttr:$spec, Variadic<Stage_Tensor>:$inputs);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $spec $inputs attr-dict `:` functional-type($inputs, $result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The index letters of each input and of the result.
+    ::llvm::SmallVector<::std::string> getInputIndices();
+    ::std::string getResultIndices();
+    /// The extent of every index letter.
+    ::std::map<char, ::sym::Expr> getIndexExtents();
+    /// Indices summed over (in some input, not in the result).
+    ::std::string getContractedIndices();
+  }];
+}
+
+def Stage_EwiseOp : Stage_ComputeOp<"ewise"> {
+  let summary = "an elementwise operation";
+  let description = [{
+    Applies `kind` elementwise. Operands have the result's shape or a suffix
+    of it (trailing broadcast, as for a bias `[F]` added to `[B, S, F]`);
+    rank-0 operands broadcast everywhere. `cast` converts the element type;
+    `generic` stands for a body the frontends could not classify and counts
+    `flops_per_element` (default 1).
+
+    ```mlir
+    %y = stage.ewise silu %x : (!stage.tensor<[B, S, F], bf16>) -> !stage.tensor<[B, S, F], bf16>
+    %z = stage.ewise add %a, %bias : (!stage.tensor<[B, S, F], bf16>, !stage.tensor<[F], bf16>) -> !stage.tensor<[B, S, F], bf16>
+    ```
+  }];
+  let arguments = (ins Stage_EwiseKind:$kind, Variadic<Stage_Tensor>:$inputs,
+                       OptionalAttr<I64Attr>:$flops_per_element);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $kind $inputs attr-dict `:` functional-type($inputs, $result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// FLOPs per result element of `kind`.
+    static int64_t getFlopsPerElement(EwiseKind kind);
+    /// Number of operands `kind` takes (-1: any).
+    static int getArity(EwiseKind kind);
+  }];
+}
+
+def Stage_ReduceOp : Stage_ComputeOp<"reduce"> {
+  let summary = "a reduction over some dimensions";
+  let description = [{
+    ```mlir
+    %s = stage.reduce sum %x dims [2] : !stage.tensor<[B, S, D], f32> -> !stage.tensor<[B, S], f32>
+    ```
+  }];
+  let arguments = (ins Stage_ReduceKind:$kind, Stage_Tensor:$input,
+                       DenseI64ArrayAttr:$dims);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $kind $input `dims` $dims attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Stage_SoftmaxOp : Stage_ComputeOp<"softmax", [SameOperandsAndResultType]> {
+  let summary = "softmax along one dimension";
+  let description = [{
+    ```mlir
+    %p = stage.softmax %scores dim 3 : !stage.tensor<[B, H, S, S], f32>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$input, I64Attr:$dim);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = "$input `dim` $dim attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Stage_NormOp : Stage_ComputeOp<"norm", [AttrSizedOperandSegments]> {
+  let summary = "RMS or layer normalization over the last dimension";
+  let description = [{
+    Normalizes over the last dimension, then scales by `weight` and (layer
+    norm) shifts by `bias`, both of the last dimension's extent.
+
+    ```mlir
+    %n = stage.norm rms %x weight %g
+        : (!stage.tensor<[B, S, D], bf16>, !stage.tensor<[D], bf16>) -> !stage.tensor<[B, S, D], bf16>
+    ```
+  }];
+  let arguments = (ins Stage_NormKind:$kind, Stage_Tensor:$input,
+                       Optional<Stage_Tensor>:$weight,
+                       Optional<Stage_Tensor>:$bias);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $kind $input (`weight` $weight^)? (`bias` $bias^)? attr-dict `:`
+    functional-type(operands, $result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Stage_RopeOp : Stage_ComputeOp<"rope", [SameOperandsAndResultType]> {
+  let summary = "rotary position embedding over the last dimension";
+  let description = [{
+    ```mlir
+    %qr = stage.rope %q : !stage.tensor<[B, S, H, Dh], bf16>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$input);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def Stage_EmbeddingOp : Stage_ComputeOp<"embedding"> {
+  let summary = "rows of a table selected by integer ids";
+  let description = [{
+    ```mlir
+    %x = stage.embedding %table, %tokens
+        : (!stage.tensor<[V, D], bf16>, !stage.tensor<[B, S], i32>) -> !stage.tensor<[B, S, D], bf16>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$table, Stage_Tensor:$ids);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $table `,` $ids attr-dict `:` functional-type(operands, $result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Stage_CrossEntropyOp : Stage_ComputeOp<"cross_entropy"> {
+  let summary = "mean softmax cross-entropy of logits against labels";
+  let description = [{
+    The logits' last dimension is the vocabulary; the labels have the other
+    dimensions. The result is the mean loss, a scalar.
+
+    ```mlir
+    %loss = stage.cross_entropy %logits, %labels
+        : (!stage.tensor<[B, S, V], bf16>, !stage.tensor<[B, S], i32>) -> !stage.tensor<[], f32>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$logits, Stage_Tensor:$labels);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels attr-dict `:` functional-type(operands, $result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Stage_AttentionOp : Stage_ComputeOp<"attention"> {
+  let summary = "fused (flash) scaled dot-product attention";
+  let description = [{
+    `softmax(q k^T / sqrt(d)) v` in one kernel, layout `[batch, seq, heads,
+    head_dim]`. With fewer key/value heads than query heads it is grouped-
+    query attention; keys and values may have different head dims (as in
+    multi-head latent attention). `causal` marks a causal mask; the FLOP
+    count is that of the full score matrix either way (`docs/CostModel.md`).
+
+    ```mlir
+    %o = stage.attention %q, %k, %v causal
+        : (!stage.tensor<[B, S, H, Dh], bf16>, !stage.tensor<[B, S, KV, Dh], bf16>,
+           !stage.tensor<[B, S, KV, Dh], bf16>) -> !stage.tensor<[B, S, H, Dh], bf16>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$query, Stage_Tensor:$key,
+                       Stage_Tensor:$value, UnitAttr:$causal);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`causal` $causal^)? attr-dict `:`
+    functional-type(operands, $result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def Stage_ReshapeOp : Stage_ComputeOp<"reshape"> {
+  let summary = "the same elements in another shape";
+  let description = [{
+    The element counts of operand and result must be equal as symbolic
+    expressions.
+
+    ```mlir
+    %y = stage.reshape %x : !stage.tensor<[B, S, H, Dh], bf16> -> !stage.tensor<[B, S, H*Dh], bf16>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$input);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Stage_TransposeOp : Stage_ComputeOp<"transpose"> {
+  let summary = "a permutation of the dimensions";
+  let description = [{
+    Result dimension `i` is operand dimension `permutation[i]`.
+
+    ```mlir
+    %y = stage.transpose %x [0, 2, 1, 3] : !stage.tensor<[B, S, H, Dh], bf16> -> !stage.tensor<[B, H, S, Dh], bf16>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $input $permutation attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Stage_SliceOp : Stage_ComputeOp<"slice"> {
+  let summary = "a contiguous range of one dimension";
+  let description = [{
+    ```mlir
+    %r = stage.slice %x dim 3 offset 0 size Dr
+        : !stage.tensor<[B, S, H, Dh], bf16> -> !stage.tensor<[B, S, H, Dr], bf16>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$input, I64Attr:$dim,
+                       Stage_ExprAttr:$offset, Stage_ExprAttr:$size);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $input `dim` $dim `offset` custom<SymExpr>($offset) `size`
+    custom<SymExpr>($size) attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Stage_ConcatOp : Stage_ComputeOp<"concat"> {
+  let summary = "operands joined along one dimension";
+  let description = [{
+    ```mlir
+    %qk = stage.concat %a, %b dim 3
+        : (!stage.tensor<[B, S, H, Dn], bf16>, !stage.tensor<[B, S, H, Dr], bf16>)
+        -> !stage.tensor<[B, S, H, Dn + Dr], bf16>
+    ```
+  }];
+  let arguments = (ins Variadic<Stage_Tensor>:$inputs, I64Attr:$dim);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $inputs `dim` $dim attr-dict `:` functional-type($inputs, $result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Stage_BroadcastOp : Stage_ComputeOp<"broadcast"> {
+  let summary = "new dimensions by replication";
+  let description = [{
+    `dims` lists the result dimensions that are new; the others are the
+    operand's, in order.
+
+    ```mlir
+    %y = stage.broadcast %x dims [0, 1] : !stage.tensor<[D], bf16> -> !stage.tensor<[B, S, D], bf16>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$input, DenseI64ArrayAttr:$dims);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $input `dims` $dims attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Mixture of experts
+//===----------------------------------------------------------------------===//
+
+def Stage_TopKOp : Stage_ComputeOp<"topk"> {
+  let summary = "top-k gating: weights and expert ids per token";
+  let description = [{
+    Selects the `k` largest router scores of each token (last dimension: the
+    experts) and returns their normalized weights and their indices.
+
+    ```mlir
+    %w, %ids = stage.topk %scores k K
+        : !stage.tensor<[B, S, E], f32> -> !stage.tensor<[B, S, K], f32>, !stage.tensor<[B, S, K], i32>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$scores, Stage_ExprAttr:$k);
+  let results = (outs Stage_Tensor:$weights, Stage_Tensor:$indices);
+  let assemblyFormat = [{
+    $scores `k` custom<SymExpr>($k) attr-dict `:` type($scores) `->`
+    type($weights) `,` type($indices)
+  }];
+  let hasVerifier = 1;
+}
+
+def Stage_DispatchOp : Stage_ComputeOp<"dispatch"> {
+  let summary = "tokens gathered into per-expert buffers";
+  let description = [{
+    Copies each token to the buffers of its `K` experts. The result is
+    `[E, C, D]`: experts, tokens per expert, hidden. With balanced routing
+    `C = tokens * K / E` (times a capacity factor).
+
+    ```mlir
+    %buf = stage.dispatch %x, %ids
+        : (!stage.tensor<[B, S, D], bf16>, !stage.tensor<[B, S, K], i32>)
+        -> !stage.tensor<[E, B*S*K/E, D], bf16>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$input, Stage_Tensor:$indices);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $indices attr-dict `:` functional-type(operands, $result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Stage_CombineOp : Stage_ComputeOp<"combine"> {
+  let summary = "expert outputs summed back per token, weighted";
+  let description = [{
+    The inverse of `stage.dispatch`: each token's result is the sum of its
+    `K` experts' outputs times their gate weights.
+
+    ```mlir
+    %y = stage.combine %out, %w, %ids
+        : (!stage.tensor<[E, B*S*K/E, D], bf16>, !stage.tensor<[B, S, K], f32>,
+           !stage.tensor<[B, S, K], i32>) -> !stage.tensor<[B, S, D], bf16>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$input, Stage_Tensor:$weights,
+                       Stage_Tensor:$indices);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weights `,` $indices attr-dict `:`
+    functional-type(operands, $result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Structure
+//===----------------------------------------------------------------------===//
+
+def Stage_RepeatOp : Stage_Op<"repeat", [
+    AttrSizedOperandSegments, RecursiveMemoryEffects,
+    SingleBlock]> {
+  let summary = "a region executed a symbolic number of times";
+  let description = [{
+    The body runs `count` times, in order (or in reverse with `reverse`).
+    `carry` values flow from one iteration to the next; `slice` operands are
+    stacks whose leading dimension is `count`, and iteration `i` sees slice
+    `i` (the weights of layer `i`). The terminator yields the carried values,
+    then one value per stacked result: result `j` stacks the yielded values of
+    all iterations, with `count` as its new leading dimension. A decoder
+    stack of any depth is one body.
+
+    ```mlir
+    %h = stage.repeat L carry(%x = %emb : !stage.tensor<[B, S, D], bf16>)
+        slice(%w = %wq : !stage.tensor<[L, D, H, Dh], bf16>) {
+      ...
+      stage.yield %next : !stage.tensor<[B, S, D], bf16>
+    }
+    ```
+  }];
+  let arguments = (ins Stage_ExprAttr:$count, UnitAttr:$reverse,
+                       Variadic<Stage_Tensor>:$inits,
+                       Variadic<Stage_Tensor>:$slices);
+  let results = (outs Variadic<Stage_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    unsigned getNumCarried() { return getInits().size(); }
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+    ::mlir::Block::BlockArgListType getCarriedArgs() {
+      return getBodyBlock().getArguments().take_front(getNumCarried());
+    }
+    ::mlir::Block::BlockArgListType getSliceArgs() {
+      return getBodyBlock().getArguments().drop_front(getNumCarried());
+    }
+    ::mlir::ResultRange getCarriedResults() {
+      return getResults().take_front(getNumCarried());
+    }
+    ::mlir::ResultRange getStackedResults() {
+      return getResults().drop_front(getNumCarried());
+    }
+  }];
+}
+
+def Stage_YieldOp : Stage_Op<"yield", [Pure, Terminator,
+    ParentOneOf<["RepeatOp"]>]> {
+  let summary = "the values a region passes to its parent";
+  let description = [{
+    ```mlir
+    stage.yield %h, %saved : !stage.tensor<[B, S, D], bf16>, !stage.tensor<[B, S, D], bf16>
+    ```
+  }];
+  let arguments = (ins Variadic<Stage_Tensor>:$values);
+  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let builders = [OpBuilder<(ins), [{ build($_builder, $_state, ::mlir::ValueRange()); }]>];
+}
+
+//===----------------------------------------------------------------------===//
+// Communication
+//===----------------------------------------------------------------------===//
+
+class Stage_CommOp<string mnemonic, list<Trait> traits = []>
+    : Stage_Op<mnemonic, !listconcat(traits, [
+        DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+        DeclareOpInterfaceMethods<Stage_CollectiveOpInterface, ["getCommBytes"]>])> {
+  code commonArguments = "";
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verifySymbolUses(
+        ::mlir::SymbolTableCollection &symbolTable) {
+      return ::mlir::stage::verifyGridAxes(*this, getGridAttr(), getAxesAttr(),
+                                           symbolTable);
+    }
+  }];
+}
+
+def Stage_AllReduceOp : Stage_CommOp<"all_reduce", [Pure, SameOperandsAndResultType]> {
+  let summary = "sum over the group, result everywhere";
+  let description = [{
+    Resolves a value that is a partial sum over `axes`.
+
+    ```mlir
+    %y = stage.all_reduce %x on @grid [tp] : !stage.tensor<[B, S, D], bf16>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$input, FlatSymbolRefAttr:$grid,
+                       StrArrayAttr:$axes);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $input `on` $grid custom<AxisList>($axes) attr-dict `:` type($result)
+  }];
+}
+
+def Stage_AllGatherOp : Stage_CommOp<"all_gather", [Pure]> {
+  let summary = "concatenation of every member's shard along one dimension";
+  let description = [{
+    The result's dimension `dim` is the operand's times the group size.
+
+    ```mlir
+    %y = stage.all_gather %x on @grid [tp] dim 1
+        : !stage.tensor<[B, S/tp, D], bf16> -> !stage.tensor<[B, S, D], bf16>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$input, FlatSymbolRefAttr:$grid,
+                       StrArrayAttr:$axes, I64Attr:$dim);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $input `on` $grid custom<AxisList>($axes) `dim` $dim attr-dict `:`
+    type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Stage_ReduceScatterOp : Stage_CommOp<"reduce_scatter", [Pure]> {
+  let summary = "sum over the group, each member keeping one shard";
+  let description = [{
+    The result's dimension `dim` is the operand's divided by the group size.
+
+    ```mlir
+    %y = stage.reduce_scatter %x on @grid [tp] dim 1
+        : !stage.tensor<[B, S, D], bf16> -> !stage.tensor<[B, S/tp, D], bf16>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$input, FlatSymbolRefAttr:$grid,
+                       StrArrayAttr:$axes, I64Attr:$dim);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $input `on` $grid custom<AxisList>($axes) `dim` $dim attr-dict `:`
+    type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Stage_AllToAllOp : Stage_CommOp<"all_to_all", [Pure]> {
+  let summary = "a shard of one dimension exchanged for a shard of another";
+  let description = [{
+    Splits dimension `split_dim` into group-size pieces, sends piece `j` to
+    member `j`, and concatenates what it receives along `concat_dim`.
+
+    ```mlir
+    %y = stage.all_to_all %x on @grid [ep] split 0 concat 1
+        : !stage.tensor<[E, C/ep, D], bf16> -> !stage.tensor<[E/ep, C, D], bf16>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$input, FlatSymbolRefAttr:$grid,
+                       StrArrayAttr:$axes, I64Attr:$split_dim, I64Attr:$concat_dim);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $input `on` $grid custom<AxisList>($axes) `split` $split_dim `concat`
+    $concat_dim attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Stage_SendOp : Stage_CommOp<"send"> {
+  let summary = "a message to the rank `shift` steps along one axis";
+  let description = [{
+    The peer is the rank whose coordinate on the single axis is this rank's
+    plus `shift`, modulo the axis size. `channel` pairs the send with the
+    `stage.recv` of the peer that names the same channel.
+
+    ```mlir
+    stage.send %h on @grid [pp] shift 1 channel 0 : !stage.tensor<[B, S, D], bf16>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$input, FlatSymbolRefAttr:$grid,
+                       StrArrayAttr:$axes, I64Attr:$shift, I64Attr:$channel);
+  let assemblyFormat = [{
+    $input `on` $grid custom<AxisList>($axes) `shift` $shift `channel` $channel
+    attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+def Stage_RecvOp : Stage_CommOp<"recv"> {
+  let summary = "a message from the rank `shift` steps along one axis";
+  let description = [{
+    ```mlir
+    %h = stage.recv on @grid [pp] shift -1 channel 0 : !stage.tensor<[B, S, D], bf16>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$grid, StrArrayAttr:$axes,
+                       I64Attr:$shift, I64Attr:$channel);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    `on` $grid custom<AxisList>($axes) `shift` $shift `channel` $channel
+    attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+#endif // STAGE_OPS

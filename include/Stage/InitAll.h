@@ -1,0 +1,24 @@
+//===- InitAll.h - Everything the tools register ----------------*- C++ -*-===//
+
+#ifndef STAGE_INITALL_H
+#define STAGE_INITALL_H
+
+#include "Stage/Dialect/Stage/IR/StageOps.h"
+#include "Stage/Target/Report/ReportTranslation.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+
+namespace mlir::stage {
+
+inline void registerAllDialects(DialectRegistry &registry) {
+  registry.insert<StageDialect, func::FuncDialect>();
+}
+
+inline void registerAllPasses() {}
+
+inline void registerAllTranslations() { registerToReportTranslation(); }
+
+} // namespace mlir::stage
+
+#endif // STAGE_INITALL_H

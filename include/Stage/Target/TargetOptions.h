@@ -1,0 +1,21 @@
+//===- TargetOptions.h - Options shared by the translations -----*- C++ -*-===//
+
+#ifndef STAGE_TARGET_TARGETOPTIONS_H
+#define STAGE_TARGET_TARGETOPTIONS_H
+
+#include "Stage/Support/SymExpr.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::stage {
+
+/// Registers `--bind=NAME=VALUE,...` once for all translations.
+void registerBindingOption();
+
+/// The module's bindings with `--bind` applied; errors are emitted at the
+/// module.
+FailureOr<sym::Bindings> getEffectiveBindings(ModuleOp module);
+
+} // namespace mlir::stage
+
+#endif // STAGE_TARGET_TARGETOPTIONS_H

@@ -1,0 +1,121 @@
+//===- Bindings.cpp - Values of the symbols of a module -------------------===//
+
+#include "Stage/Analysis/Bindings.h"
+
+#include "Stage/Dialect/Stage/IR/StageOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::stage;
+
+std::string mlir::stage::parseBindingList(StringRef text, sym::Bindings &out) {
+  SmallVector<StringRef> items;
+  text.split(items, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef item : items) {
+    auto [name, value] = item.split('=');
+    name = name.trim();
+    value = value.trim();
+    int64_t v;
+    if (name.empty() || value.empty() || value.getAsInteger(10, v))
+      return "bad binding '" + item.trim().str() +
+             "': expected NAME=INTEGER, as in B=8,tp=4";
+    bool ident = (isalpha(name[0]) || name[0] == '_') &&
+                 llvm::all_of(name, [](char c) { return isalnum(c) || c == '_'; });
+    if (!ident)
+      return "bad binding '" + item.trim().str() + "': '" + name.str() +
+             "' is not a symbol name";
+    out[name.str()] = v;
+  }
+  return "";
+}
+
+FailureOr<sym::Bindings>
+mlir::stage::getModuleBindings(ModuleOp module,
+                               const sym::Bindings &overrides) {
+  sym::Bindings b;
+  if (Attribute attr = module->getAttr(StageDialect::getBindingsAttrName())) {
+    auto dict = dyn_cast<DictionaryAttr>(attr);
+    if (!dict)
+      return module.emitError("'")
+             << StageDialect::getBindingsAttrName()
+             << "' must be a dictionary of integers";
+    for (NamedAttribute na : dict) {
+      auto i = dyn_cast<IntegerAttr>(na.getValue());
+      if (!i)
+        return module.emitError("binding '")
+               << na.getName().getValue() << "' must be an integer, got "
+               << na.getValue();
+      b[na.getName().getValue().str()] = i.getInt();
+    }
+  }
+  for (const auto &[k, v] : overrides)
+    b[k] = v;
+  return b;
+}
+
+void mlir::stage::setModuleBindings(ModuleOp module, const sym::Bindings &b) {
+  Builder builder(module.getContext());
+  SmallVector<NamedAttribute> attrs;
+  for (const auto &[k, v] : b)
+    attrs.push_back(builder.getNamedAttr(k, builder.getI64IntegerAttr(v)));
+  module->setAttr(StageDialect::getBindingsAttrName(),
+                  builder.getDictionaryAttr(attrs));
+}
+
+FailureOr<int64_t> mlir::stage::evaluateAt(Location loc, const sym::Expr &e,
+                                           const sym::Bindings &b,
+                                           StringRef what) {
+  sym::Result<int64_t> v = e.evaluate(b);
+  if (!v)
+    return emitError(loc) << what << ": " << v.error();
+  return *v;
+}
+
+static LogicalResult checkType(Operation *op, Type type, StringRef what,
+                               const sym::Bindings &b) {
+  auto t = dyn_cast<SymTensorType>(type);
+  if (!t)
+    return success();
+  for (unsigned d = 0; d < t.getRank(); ++d) {
+    std::string subject =
+        (what + " dimension " + std::to_string(d)).str();
+    FailureOr<int64_t> v = evaluateAt(op->getLoc(), t.getDim(d), b, subject);
+    if (failed(v))
+      return failure();
+    if (*v <= 0)
+      return op->emitError(subject)
+             << ": " << t.getDim(d).str() << " = " << *v
+             << " is not a positive size";
+  }
+  return success();
+}
+
+LogicalResult mlir::stage::verifyBindings(Operation *root,
+                                          const sym::Bindings &b) {
+  WalkResult r = root->walk([&](Operation *op) {
+    for (auto [i, v] : llvm::enumerate(op->getResults()))
+      if (failed(checkType(op, v.getType(),
+                           ("result " + std::to_string(i)), b)))
+        return WalkResult::interrupt();
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (auto [i, arg] : llvm::enumerate(block.getArguments()))
+          if (failed(checkType(op, arg.getType(),
+                               ("region argument " + std::to_string(i)), b)))
+            return WalkResult::interrupt();
+    if (auto rep = dyn_cast<RepeatOp>(op)) {
+      FailureOr<int64_t> n =
+          evaluateAt(op->getLoc(), rep.getCount().getValue(), b, "repeat count");
+      if (failed(n))
+        return WalkResult::interrupt();
+      if (*n < 0) {
+        op->emitError("repeat count ") << *n << " is negative";
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
+}

@@ -1,0 +1,68 @@
+//===- ReportModel.cpp - Costs of the functions of a module ---------------===//
+
+#include "ReportModel.h"
+
+#include "Stage/Analysis/Bindings.h"
+#include "Stage/Analysis/CostAnalysis.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+using namespace mlir;
+using namespace mlir::stage;
+using namespace mlir::stage::report;
+
+static FailureOr<Quantity> quantity(Operation *at, std::string key,
+                                    std::string label, std::string unit,
+                                    const sym::Expr &e,
+                                    const sym::Bindings &b) {
+  sym::Result<sym::Rational> v = e.evaluateRational(b);
+  if (!v)
+    return at->emitError(label) << ": " << v.error();
+  return Quantity{std::move(key), std::move(label), std::move(unit), e, *v};
+}
+
+static FailureOr<FunctionReport> buildFunction(func::FuncOp fn,
+                                               const sym::Bindings &b) {
+  FunctionReport r;
+  r.name = fn.getSymName().str();
+  Cost c = getTotalCost(fn);
+  Section flops{"flops", "FLOPs", {}};
+  Section bytes{"bytes", "Memory traffic", {}};
+  struct Row {
+    Section &section;
+    const char *key, *label, *unit;
+    sym::Expr expr;
+  } rows[] = {
+      {flops, "contraction", "contraction FLOPs", "FLOP", c.contractionFlops},
+      {flops, "other", "other FLOPs", "FLOP", c.otherFlops},
+      {flops, "total", "total FLOPs", "FLOP", c.flops()},
+      {bytes, "total", "bytes read and written", "B", c.bytes},
+  };
+  for (Row &row : rows) {
+    FailureOr<Quantity> q =
+        quantity(fn, row.key, row.label, row.unit, row.expr, b);
+    if (failed(q))
+      return failure();
+    row.section.rows.push_back(*q);
+  }
+  r.sections.push_back(std::move(flops));
+  r.sections.push_back(std::move(bytes));
+  return r;
+}
+
+FailureOr<Report> mlir::stage::report::buildReport(ModuleOp module,
+                                                   const sym::Bindings &b) {
+  if (failed(verifyBindings(module, b)))
+    return failure();
+  Report report;
+  report.bindings = b;
+  for (auto fn : module.getOps<func::FuncOp>()) {
+    FailureOr<FunctionReport> f = buildFunction(fn, b);
+    if (failed(f))
+      return failure();
+    report.functions.push_back(std::move(*f));
+  }
+  if (report.functions.empty())
+    return module.emitError("the module has no function to report on");
+  return report;
+}

@@ -1,0 +1,25 @@
+# -*- Python -*-
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "STAGE"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.stage_obj_root, "test")
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py"]
+
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
+config.substitutions.append(("%stage_src", config.stage_src_root))
+config.substitutions.append(("%examples", os.path.join(config.stage_src_root, "examples")))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.stage_tools_dir, config.llvm_tools_dir]
+tools = ["stage-opt", "stage-translate", "FileCheck", "not", "split-file"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)

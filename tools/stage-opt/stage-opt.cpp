@@ -1,0 +1,14 @@
+//===- stage-opt.cpp - The stage optimizer driver -------------------------===//
+
+#include "Stage/InitAll.h"
+
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  mlir::stage::registerAllDialects(registry);
+  mlir::stage::registerAllPasses();
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "stage optimizer: symbolic tensor graphs of LLM workloads\n",
+      registry));
+}

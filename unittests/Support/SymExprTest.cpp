@@ -1,0 +1,153 @@
+//===- SymExprTest.cpp - Symbolic expression unit tests -------------------===//
+
+#include "Stage/Support/SymExpr.h"
+
+#include "gtest/gtest.h"
+
+using namespace sym;
+
+namespace {
+
+Expr parse(const std::string &s) {
+  Result<Expr> r = Expr::parse(s);
+  EXPECT_TRUE(bool(r)) << s << ": " << r.error();
+  return r ? *r : Expr();
+}
+
+std::string parseError(const std::string &s) {
+  Result<Expr> r = Expr::parse(s);
+  EXPECT_FALSE(bool(r)) << s << " parsed as " << (r ? r->str() : "");
+  return r ? "" : r.error();
+}
+
+TEST(SymExpr, PrintsCanonically) {
+  EXPECT_EQ(parse("2*B*S*D/tp").str(), "2*B*S*D/tp");
+  EXPECT_EQ(parse("D*S*2*B/tp").str(), "2*B*S*D/tp");
+  EXPECT_EQ(parse("B*S/(M*dp)").str(), "B*S/(M*dp)");
+  EXPECT_EQ(parse("B/2").str(), "B/2");
+  EXPECT_EQ(parse("1/tp").str(), "1/tp");
+  EXPECT_EQ(parse("S^2*H").str(), "S*S*H");
+  EXPECT_EQ(parse("0*x").str(), "0");
+  EXPECT_EQ(parse("-x + 3").str(), "-x + 3");
+  EXPECT_EQ(parse("(H + 2*KV)*Dh").str(), "H*Dh + 2*KV*Dh");
+  EXPECT_EQ(parse("L - Ld").str(), "L - Ld");
+  EXPECT_EQ(parse("-3/4").str(), "-3/4");
+}
+
+TEST(SymExpr, EqualityIsStructural) {
+  EXPECT_EQ(parse("(a+b)*(a-b)"), parse("a*a - b*b"));
+  EXPECT_EQ(parse("B*S*D/tp/dp"), parse("B*S*D/(dp*tp)"));
+  EXPECT_NE(parse("a/b"), parse("b/a"));
+  EXPECT_EQ(parse("x/x"), Expr(1));
+  EXPECT_TRUE(parse("a*b - b*a").isZero());
+}
+
+TEST(SymExpr, Queries) {
+  EXPECT_TRUE(parse("H").isSymbol("H"));
+  EXPECT_FALSE(parse("2*H").isSymbol("H"));
+  EXPECT_FALSE(parse("H*H").getSymbol().has_value());
+  EXPECT_TRUE(parse("7/2").isConstant());
+  EXPECT_EQ(*parse("7/2").getConstant(), Rational(BigInt(7), BigInt(2)));
+  auto syms = parse("B*S/tp + D").symbols();
+  EXPECT_EQ(syms, (std::set<std::string>{"B", "S", "D", "tp"}));
+}
+
+TEST(SymExpr, DivisionAndPowers) {
+  EXPECT_EQ(*parse("B*S*D").div(parse("S")), parse("B*D"));
+  EXPECT_EQ(*parse("a + b").div(parse("2*c")), parse("a/(2*c) + b/(2*c)"));
+  Result<Expr> bySum = parse("a").div(parse("b + c"));
+  ASSERT_FALSE(bool(bySum));
+  EXPECT_EQ(bySum.error(),
+            "cannot divide by the sum 'b + c': divisors must be monomials");
+  EXPECT_FALSE(bool(parse("a").div(Expr(0))));
+  EXPECT_EQ(*parse("a + b").pow(2), parse("a*a + 2*a*b + b*b"));
+  EXPECT_EQ(*parse("2*tp").pow(-2), parse("1/(4*tp*tp)"));
+  EXPECT_FALSE(bool(parse("a + b").pow(-1)));
+  EXPECT_EQ(*parse("x").pow(0), Expr(1));
+}
+
+TEST(SymExpr, ParseErrors) {
+  EXPECT_EQ(parseError("a/(b+c)"),
+            "at column 8: cannot divide by the sum 'b + c': divisors must be "
+            "monomials");
+  EXPECT_EQ(parseError("2*"), "at column 3: expected an integer, a symbol or '('");
+  EXPECT_EQ(parseError("(a"), "at column 3: expected ')'");
+  EXPECT_EQ(parseError("a b"), "at column 3: unexpected 'b'");
+  EXPECT_EQ(parseError("99999999999999999999"),
+            "at column 1: integer '99999999999999999999' does not fit in 64 bits");
+  EXPECT_EQ(parseError("a^"), "at column 3: expected an integer exponent after '^'");
+  EXPECT_EQ(parseError(""), "at column 1: expected an integer, a symbol or '('");
+}
+
+TEST(SymExpr, Evaluation) {
+  Bindings b{{"B", 8}, {"S", 2048}, {"D", 4096}, {"tp", 4}, {"H", 64}};
+  EXPECT_EQ(*parse("2*B*S*D/tp").evaluate(b), 2 * 8 * 2048 * 4096 / 4);
+  EXPECT_EQ(*parse("S*S - D").evaluate(b), 2048 * 2048 - 4096);
+}
+
+TEST(SymExpr, NonIntegralEvaluationNamesTheDivisor) {
+  Result<int64_t> r = parse("H/tp").evaluate({{"H", 64}, {"tp", 3}});
+  ASSERT_FALSE(bool(r));
+  EXPECT_EQ(r.error(), "H/tp = 64/3 is not an integer: tp must divide H");
+  Result<int64_t> r2 =
+      parse("B*S/(M*dp)").evaluate({{"B", 3}, {"S", 5}, {"M", 2}, {"dp", 1}});
+  ASSERT_FALSE(bool(r2));
+  EXPECT_EQ(r2.error(),
+            "B*S/(M*dp) = 15/2 is not an integer: M*dp must divide B*S");
+  Result<int64_t> r3 = parse("a/2 + b").evaluate({{"a", 1}, {"b", 1}});
+  ASSERT_FALSE(bool(r3));
+  EXPECT_EQ(r3.error(), "a/2 + b = 3/2 is not an integer");
+}
+
+TEST(SymExpr, UnboundSymbol) {
+  Result<int64_t> r = parse("H/tp").evaluate({{"H", 64}});
+  ASSERT_FALSE(bool(r));
+  EXPECT_EQ(r.error(), "symbol 'tp' is not bound in 'H/tp'");
+}
+
+TEST(SymExpr, Overflow) {
+  Result<int64_t> r = parse("V*V*V*V").evaluate({{"V", 100000}});
+  ASSERT_FALSE(bool(r));
+  EXPECT_EQ(r.error(),
+            "V*V*V*V = 100000000000000000000 does not fit in 64 bits");
+  // Intermediate values may exceed 64 bits when the result does not.
+  EXPECT_EQ(*parse("V*V*V*V/(V*V*V)").evaluate({{"V", 100000}}), 100000);
+  EXPECT_EQ(*parse("x - 1").evaluate({{"x", INT64_MIN + 1}}), INT64_MIN);
+}
+
+TEST(SymExpr, DivisionByZeroBinding) {
+  Result<int64_t> r = parse("a/tp").evaluate({{"a", 1}, {"tp", 0}});
+  ASSERT_FALSE(bool(r));
+  EXPECT_EQ(r.error(), "division by zero: 'tp' is bound to 0 in 'a/tp'");
+  EXPECT_FALSE(bool(parse("a/tp").bind({{"tp", 0}})));
+}
+
+TEST(SymExpr, PartialSubstitution) {
+  EXPECT_EQ(*parse("B*S/M").bind({{"M", 2}}), parse("B*S/2"));
+  Substitution s{{"B", parse("b*M")}};
+  EXPECT_EQ(*parse("B*S/M").substitute(s), parse("b*S"));
+  Substitution sum{{"tp", parse("x + y")}};
+  Result<Expr> bad = parse("a/tp").substitute(sum);
+  ASSERT_FALSE(bool(bad));
+  EXPECT_EQ(bad.error(), "cannot substitute 'x + y' for 'tp': 'tp' divides, "
+                         "and divisors must be monomials");
+  EXPECT_EQ(*parse("a*tp").substitute(sum), parse("a*x + a*y"));
+}
+
+TEST(SymExpr, DivisibilityHint) {
+  EXPECT_EQ(divisibilityHint(parse("3*H/(2*tp)")), "2*tp must divide 3*H");
+  EXPECT_EQ(divisibilityHint(parse("H")), "");
+  EXPECT_EQ(divisibilityHint(parse("a + b/c")), "");
+}
+
+TEST(Rational, Basics) {
+  Rational half(BigInt(1), BigInt(2));
+  EXPECT_EQ((half + half), Rational(1));
+  EXPECT_EQ(Rational(BigInt(2), BigInt(-4)).str(), "-1/2");
+  EXPECT_EQ(*Rational(BigInt(7), BigInt(2)).ceilToInt64(), 4);
+  EXPECT_EQ(*Rational(BigInt(-7), BigInt(2)).ceilToInt64(), -3);
+  EXPECT_FALSE(half.toInt64().has_value());
+  EXPECT_TRUE(half < Rational(1));
+}
+
+} // namespace
