@@ -424,10 +424,13 @@ LogicalResult SliceOp::verify() {
   if (out.getDims() != expected)
     return emitOpError("result shape ")
            << shapeStr(out) << " should be " << shapeStr(out.withDims(expected));
-  std::optional<sym::Rational> room =
-      (in.getDim(getDim()) - getOffset().getValue() - getSize().getValue())
-          .getConstant();
-  if (room && room->isNegative())
+  // Symbols are positive sizes, so a room with only negative terms is
+  // negative under every binding.
+  sym::Expr room =
+      in.getDim(getDim()) - getOffset().getValue() - getSize().getValue();
+  if (!room.isZero() &&
+      llvm::all_of(room.terms(),
+                   [](const sym::Expr::Term &t) { return t.coef.isNegative(); }))
     return emitOpError("slice exceeds the dimension");
   return success();
 }

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Set-up, build, and every test (unit and lit); fails on any failure.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${STAGE_BUILD_DIR:-$root/build}"
+"$root/scripts/setup.sh"
+ninja -C "$build" check-stage
