@@ -4,6 +4,7 @@
 #define STAGE_INITALL_H
 
 #include "Stage/Dialect/Stage/IR/StageOps.h"
+#include "Stage/Target/HF/HFImport.h"
 #include "Stage/Target/Report/ReportTranslation.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -17,7 +18,10 @@ inline void registerAllDialects(DialectRegistry &registry) {
 
 inline void registerAllPasses() {}
 
-inline void registerAllTranslations() { registerToReportTranslation(); }
+inline void registerAllTranslations() {
+  registerHFImportTranslation();
+  registerToReportTranslation();
+}
 
 } // namespace mlir::stage
 

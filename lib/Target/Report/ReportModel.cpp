@@ -4,6 +4,7 @@
 
 #include "Stage/Analysis/Bindings.h"
 #include "Stage/Analysis/CostAnalysis.h"
+#include "Stage/Analysis/ParameterAnalysis.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -47,6 +48,37 @@ static FailureOr<FunctionReport> buildFunction(func::FuncOp fn,
   }
   r.sections.push_back(std::move(flops));
   r.sections.push_back(std::move(bytes));
+
+  FailureOr<ParameterCounts> p = countParameters(fn);
+  if (failed(p))
+    return failure();
+  if (!p->total.isZero()) {
+    Section params{"parameters", "Parameters", {}};
+    struct Row {
+      const char *key, *label;
+      sym::Expr expr;
+      bool show;
+    } prows[] = {
+        {"total", "parameters", p->total, true},
+        {"embedding", "embedding parameters", p->embedding, true},
+        {"attention", "attention parameters", p->attention, true},
+        {"dense", "dense parameters", p->dense, true},
+        {"expert", "expert parameters", p->expert, p->hasExperts},
+        {"active_per_token", "active parameters per token", p->activePerToken,
+         p->hasExperts},
+        {"in_contractions", "parameters in contractions", p->inContractions,
+         true},
+    };
+    for (const Row &row : prows) {
+      if (!row.show)
+        continue;
+      FailureOr<Quantity> q = quantity(fn, row.key, row.label, "", row.expr, b);
+      if (failed(q))
+        return failure();
+      params.rows.push_back(*q);
+    }
+    r.sections.push_back(std::move(params));
+  }
   return r;
 }
 

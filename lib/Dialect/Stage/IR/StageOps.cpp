@@ -75,6 +75,12 @@ LogicalResult ParamOp::verify() {
            << "'; expected weight, master, exp_avg, exp_avg_sq or grad";
   if (getName().empty())
     return emitOpError("needs a non-empty name");
+  static const char *const groups[] = {"embedding", "attention", "mlp",
+                                       "norm",      "router",    "expert"};
+  if (getGroup() && !llvm::is_contained(groups, *getGroup()))
+    return emitOpError("unknown group '")
+           << *getGroup()
+           << "'; expected embedding, attention, mlp, norm, router or expert";
   return success();
 }
 

@@ -89,17 +89,20 @@ def Stage_ParamOp : Stage_Op<"param", [Pure]> {
     name. Weights of a stack of identical layers have the layer count as
     their leading dimension and enter `stage.repeat` as slices. `kind` tells
     the optimizer states apart from the weights: `weight` (default),
-    `master` (fp32 copy under mixed precision), `exp_avg`, `exp_avg_sq`.
+    `master` (fp32 copy under mixed precision), `exp_avg`, `exp_avg_sq`,
+    `grad`. `group` says what the weight is for (`embedding`, `attention`,
+    `mlp`, `norm`, `router`, `expert`); the parameter report counts by it.
 
     ```mlir
-    %w = stage.param "layers.mlp.up_proj" : !stage.tensor<[L, D, F], bf16>
+    %w = stage.param "layers.mlp.up_proj" group "mlp" : !stage.tensor<[L, D, F], bf16>
     %m = stage.param "layers.mlp.up_proj" kind "exp_avg" : !stage.tensor<[L, D, F], f32>
     ```
   }];
-  let arguments = (ins StrAttr:$name, DefaultValuedStrAttr<StrAttr, "weight">:$kind);
+  let arguments = (ins StrAttr:$name, DefaultValuedStrAttr<StrAttr, "weight">:$kind,
+                       OptionalAttr<StrAttr>:$group);
   let results = (outs Stage_Tensor:$result);
   let assemblyFormat = [{
-    $name (`kind` $kind^)? attr-dict `:` type($result)
+    $name (`kind` $kind^)? (`group` $group^)? attr-dict `:` type($result)
   }];
   let hasVerifier = 1;
 }

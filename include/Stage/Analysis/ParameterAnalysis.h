@@ -1,0 +1,36 @@
+//===- ParameterAnalysis.h - Counting the weights of a model ----*- C++ -*-===//
+
+#ifndef STAGE_ANALYSIS_PARAMETERANALYSIS_H
+#define STAGE_ANALYSIS_PARAMETERANALYSIS_H
+
+#include "Stage/Dialect/Stage/IR/StageOps.h"
+
+namespace mlir::stage {
+
+/// The `stage.param` a value comes from, looking through the slice
+/// arguments of `stage.repeat` bodies; null when it is not a weight.
+ParamOp getSourceParam(Value v);
+
+/// Parameter counts of a function, in elements. Every distinct weight
+/// (`kind "weight"`, by name) counts once with all its dimensions (the layer
+/// stack included).
+struct ParameterCounts {
+  sym::Expr total;
+  sym::Expr embedding; // group "embedding": token and position tables, LM head
+  sym::Expr attention; // group "attention"
+  sym::Expr expert;    // group "expert": routed experts
+  sym::Expr dense;     // everything else: MLPs, norms, routers, shared experts
+  /// Weights a token uses: all but the routed experts, plus K/E of them.
+  sym::Expr activePerToken;
+  /// Weights that are an operand of some contraction (the FLOPs identity).
+  sym::Expr inContractions;
+  bool hasExperts = false;
+};
+
+/// Fails, with an error at the function, if expert weights exist but the
+/// routing (a `stage.topk` and a `stage.dispatch`) cannot be found.
+FailureOr<ParameterCounts> countParameters(Operation *function);
+
+} // namespace mlir::stage
+
+#endif // STAGE_ANALYSIS_PARAMETERANALYSIS_H

@@ -1,0 +1,63 @@
+//===- ParameterAnalysis.cpp - Counting the weights of a model ------------===//
+
+#include "Stage/Analysis/ParameterAnalysis.h"
+
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace mlir::stage;
+
+ParamOp mlir::stage::getSourceParam(Value v) {
+  while (true) {
+    if (auto p = v.getDefiningOp<ParamOp>())
+      return p;
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg)
+      return {};
+    auto rep = dyn_cast<RepeatOp>(arg.getOwner()->getParentOp());
+    if (!rep || arg.getArgNumber() < rep.getNumCarried())
+      return {};
+    v = rep.getSlices()[arg.getArgNumber() - rep.getNumCarried()];
+  }
+}
+
+FailureOr<ParameterCounts> mlir::stage::countParameters(Operation *fn) {
+  ParameterCounts c;
+  llvm::StringSet<> seen, inContraction;
+  std::optional<sym::Expr> k, e;
+  fn->walk([&](Operation *op) {
+    if (auto topk = dyn_cast<TopKOp>(op))
+      k = topk.getK().getValue();
+    if (auto d = dyn_cast<DispatchOp>(op))
+      e = cast<SymTensorType>(d.getResult().getType()).getDim(0);
+    if (auto einsum = dyn_cast<EinsumOp>(op))
+      for (Value in : einsum.getInputs())
+        if (ParamOp p = getSourceParam(in))
+          if (p.getKind() == "weight" && inContraction.insert(p.getName()).second)
+            c.inContractions +=
+                cast<SymTensorType>(p.getType()).getNumElements();
+    auto p = dyn_cast<ParamOp>(op);
+    if (!p || p.getKind() != "weight" || !seen.insert(p.getName()).second)
+      return;
+    sym::Expr n = cast<SymTensorType>(p.getType()).getNumElements();
+    StringRef group = p.getGroup().value_or("");
+    c.total += n;
+    if (group == "embedding")
+      c.embedding += n;
+    else if (group == "attention")
+      c.attention += n;
+    else if (group == "expert")
+      c.expert += n;
+    else
+      c.dense += n;
+  });
+  c.hasExperts = !c.expert.isZero();
+  c.activePerToken = c.total - c.expert;
+  if (c.hasExperts) {
+    if (!k || !e)
+      return fn->emitError("expert weights without a stage.topk and a "
+                           "stage.dispatch to route tokens to them");
+    c.activePerToken += (c.expert * *k).divExact(*e);
+  }
+  return c;
+}

@@ -1,0 +1,88 @@
+//===- AttentionBlocks.cpp - Grouped-query and latent attention -----------===//
+
+#include "LayerScope.h"
+
+using namespace mlir;
+using namespace mlir::stage;
+using namespace mlir::stage::models;
+using sym::Expr;
+using symbols::S;
+
+/// Multi-head and grouped-query attention: q, k, v projections with
+/// optional biases, RoPE unless positions are learned, fused attention,
+/// output projection.
+static Value buildGroupedAttention(LayerScope &scope, const ModelConfig &c,
+                                   Value x) {
+  GraphBuilder &g = scope.body();
+  Expr D = S("D"), H = S("H"), Dh = S("Dh");
+  // MHA models (GPT) have no separate kv-head count.
+  Expr KV = c.kvHeads == c.heads && c.learnedPositions ? H : S("KV");
+  Value wq = scope.weight("self_attn.q_proj", {D, H, Dh}, "attention");
+  Value wk = scope.weight("self_attn.k_proj", {D, KV, Dh}, "attention");
+  Value wv = scope.weight("self_attn.v_proj", {D, KV, Dh}, "attention");
+  Value q = g.einsum("bsd,dhk->bshk", {x, wq});
+  q = addBias(scope, q, "self_attn.q_proj.bias", {H, Dh}, "attention", c.qkvBias);
+  Value k = g.einsum("bsd,dhk->bshk", {x, wk});
+  k = addBias(scope, k, "self_attn.k_proj.bias", {KV, Dh}, "attention", c.qkvBias);
+  Value v = g.einsum("bsd,dhk->bshk", {x, wv});
+  v = addBias(scope, v, "self_attn.v_proj.bias", {KV, Dh}, "attention", c.qkvBias);
+  if (!c.learnedPositions) {
+    q = g.rope(q);
+    k = g.rope(k);
+  }
+  Value o = g.attention(q, k, v, /*causal=*/true);
+  Value wo = scope.weight("self_attn.o_proj", {H, Dh, D}, "attention");
+  Value out = g.einsum("bshk,hkd->bsd", {o, wo});
+  return addBias(scope, out, "self_attn.o_proj.bias", {D}, "attention",
+                 c.outputBias);
+}
+
+/// Multi-head latent attention (DeepSeek-V2/V3): low-rank q and kv
+/// projections with their norms, a decoupled RoPE part shared by all heads.
+static Value buildLatentAttention(LayerScope &scope, const ModelConfig &c,
+                                  Value x) {
+  GraphBuilder &g = scope.body();
+  Expr D = S("D"), H = S("H"), Dn = S("Dn"), Dr = S("Dr"), Dv = S("Dv"),
+       Kr = S("Kr");
+  SymTensorType xt = GraphBuilder::typeOf(x);
+  Expr B = xt.getDim(0), Seq = xt.getDim(1);
+  Value q;
+  if (c.latent.qLoraRank) {
+    Expr Qr = S("Qr");
+    Value wqa = scope.weight("self_attn.q_a_proj", {D, Qr}, "attention");
+    Value qa = g.einsum("bsd,dr->bsr", {x, wqa});
+    Value qn = scope.weight("self_attn.q_a_layernorm", {Qr}, "attention");
+    qa = g.norm(NormKind::rms, qa, qn);
+    Value wqb = scope.weight("self_attn.q_b_proj", {Qr, H, Dn + Dr}, "attention");
+    q = g.einsum("bsr,rhk->bshk", {qa, wqb});
+  } else {
+    Value wq = scope.weight("self_attn.q_proj", {D, H, Dn + Dr}, "attention");
+    q = g.einsum("bsd,dhk->bshk", {x, wq});
+  }
+  Value qNope = g.slice(q, 3, Expr(0), Dn);
+  Value qPe = g.rope(g.slice(q, 3, Dn, Dr));
+  Value wkva =
+      scope.weight("self_attn.kv_a_proj_with_mqa", {D, Kr + Dr}, "attention");
+  Value ckv = g.einsum("bsd,dc->bsc", {x, wkva});
+  Value latent = g.slice(ckv, 2, Expr(0), Kr);
+  Value kPe = g.rope(g.slice(ckv, 2, Kr, Dr));
+  Value kvn = scope.weight("self_attn.kv_a_layernorm", {Kr}, "attention");
+  latent = g.norm(NormKind::rms, latent, kvn);
+  Value wkvb = scope.weight("self_attn.kv_b_proj", {Kr, H, Dn + Dv}, "attention");
+  Value kv = g.einsum("bsc,chk->bshk", {latent, wkvb});
+  Value kNope = g.slice(kv, 3, Expr(0), Dn);
+  Value v = g.slice(kv, 3, Dn, Dv);
+  Value kPeHeads = g.broadcast(kPe, {2}, {B, Seq, H, Dr});
+  Value query = g.concat({qNope, qPe}, 3);
+  Value key = g.concat({kNope, kPeHeads}, 3);
+  Value o = g.attention(query, key, v, /*causal=*/true);
+  Value wo = scope.weight("self_attn.o_proj", {H, Dv, D}, "attention");
+  return g.einsum("bshk,hkd->bsd", {o, wo});
+}
+
+Value mlir::stage::models::buildAttention(LayerScope &scope,
+                                          const ModelConfig &config, Value x) {
+  if (config.attention == AttentionKind::Latent)
+    return buildLatentAttention(scope, config, x);
+  return buildGroupedAttention(scope, config, x);
+}

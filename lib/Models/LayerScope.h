@@ -1,0 +1,67 @@
+//===- LayerScope.h - The body of a stack of identical layers ---*- C++ -*-===//
+
+#ifndef STAGE_LIB_MODELS_LAYERSCOPE_H
+#define STAGE_LIB_MODELS_LAYERSCOPE_H
+
+#include "Stage/Dialect/Stage/IR/StageBuilder.h"
+#include "Stage/Models/ModelConfig.h"
+
+namespace mlir::stage::models {
+
+/// Symbols of a model's dimensions.
+namespace symbols {
+inline sym::Expr S(const char *name) { return sym::Expr::symbol(name); }
+} // namespace symbols
+
+/// Builds the body of a `stage.repeat` over `count` layers. Each weight the
+/// body asks for becomes a function-level `stage.param` stacked over the
+/// layers (`[count, ...]`) and a slice argument of the body, so the IR holds
+/// one layer whatever the depth.
+class LayerScope {
+public:
+  /// `outer` inserts at function level, before the repeat.
+  LayerScope(OpBuilder &outer, Location loc, sym::Expr count,
+             std::string prefix, Type paramType, Value carriedInit);
+
+  /// The graph builder for the body.
+  GraphBuilder &body() { return inner; }
+  /// The layer's input (the carried value).
+  Value input() { return block->getArgument(0); }
+
+  /// A weight of one layer with shape `dims`; `name` is relative to the
+  /// scope's prefix.
+  Value weight(StringRef name, ArrayRef<sym::Expr> dims, StringRef group);
+
+  /// Creates the repeat op at the outer insertion point with `output` as the
+  /// carried result of one iteration; returns the repeat's result.
+  Value finish(Value output);
+
+private:
+  OpBuilder &outer;
+  Location loc;
+  sym::Expr count;
+  std::string prefix;
+  Type paramType;
+  Value init;
+  Block *block;
+  OpBuilder innerBuilder;
+  GraphBuilder inner;
+  SmallVector<Value> stacks;
+};
+
+/// The element type of weights and activations for a precision.
+Type getComputeType(MLIRContext *ctx, Precision p);
+
+/// Layer blocks (AttentionBlocks.cpp, FeedForwardBlocks.cpp). Each returns
+/// its contribution to the residual stream.
+Value buildAttention(LayerScope &scope, const ModelConfig &config, Value x);
+Value buildFeedForward(LayerScope &scope, const ModelConfig &config, Value x,
+                       bool moe);
+
+/// Adds `bias` (shape: the trailing dims of `x`) to `x` when `enabled`.
+Value addBias(LayerScope &scope, Value x, StringRef name,
+              ArrayRef<sym::Expr> dims, StringRef group, bool enabled);
+
+} // namespace mlir::stage::models
+
+#endif // STAGE_LIB_MODELS_LAYERSCOPE_H

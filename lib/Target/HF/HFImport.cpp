@@ -1,0 +1,82 @@
+//===- HFImport.cpp - --import-hf-config ----------------------------------===//
+
+#include "Stage/Target/HF/HFImport.h"
+
+#include "Stage/Dialect/Stage/IR/StageOps.h"
+#include "Stage/Models/TransformerBuilder.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/SourceMgr.h"
+
+using namespace mlir;
+using namespace mlir::stage;
+
+namespace {
+struct ImportOptions {
+  llvm::cl::opt<int64_t> batch{
+      "batch", llvm::cl::desc("--import-hf-config: global batch in sequences (B)"),
+      llvm::cl::init(8)};
+  llvm::cl::opt<int64_t> seq{
+      "seq",
+      llvm::cl::desc("--import-hf-config: sequence length (S); default "
+                     "min(max_position_embeddings, 4096)"),
+      llvm::cl::init(0)};
+  llvm::cl::opt<Precision> precision{
+      "precision",
+      llvm::cl::desc("--import-hf-config: element type of weights and "
+                     "activations"),
+      llvm::cl::init(Precision::BF16),
+      llvm::cl::values(clEnumValN(Precision::BF16, "bf16", "bfloat16"),
+                       clEnumValN(Precision::FP16, "fp16", "float16"),
+                       clEnumValN(Precision::FP32, "fp32", "float32"))};
+};
+} // namespace
+
+static ImportOptions &importOptions() {
+  static ImportOptions options;
+  return options;
+}
+
+static OwningOpRef<Operation *> importConfig(llvm::SourceMgr &sourceMgr,
+                                             MLIRContext *ctx) {
+  const llvm::MemoryBuffer *buf =
+      sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+  Location loc = FileLineColLoc::get(ctx, buf->getBufferIdentifier(), 1, 1);
+  FailureOr<ModelConfig> config = parseHFConfig(buf->getBuffer(), loc);
+  if (failed(config))
+    return {};
+  const ImportOptions &o = importOptions();
+  BuildOptions build;
+  build.batch = o.batch;
+  build.seq = o.seq ? int64_t(o.seq) : std::min<int64_t>(config->maxPositions, 4096);
+  build.precision = o.precision;
+  if (build.batch <= 0 || build.seq <= 0) {
+    emitError(loc) << "--batch and --seq must be positive";
+    return {};
+  }
+  if (config->learnedPositions && build.seq > config->maxPositions) {
+    emitError(loc) << "--seq=" << build.seq << " exceeds the "
+                   << config->maxPositions
+                   << " learned positions of the model";
+    return {};
+  }
+  OwningOpRef<ModuleOp> module = buildTransformer(ctx, loc, *config, build);
+  if (!module)
+    return {};
+  return OwningOpRef<Operation *>(module.release());
+}
+
+void mlir::stage::registerHFImportTranslation() {
+  (void)importOptions();
+  TranslateToMLIRRegistration reg(
+      "import-hf-config",
+      "HuggingFace config.json to the symbolic training forward graph",
+      [](llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
+        return importConfig(sourceMgr, ctx);
+      },
+      [](DialectRegistry &registry) {
+        registry.insert<StageDialect, func::FuncDialect>();
+      });
+}
