@@ -1,6 +1,7 @@
 # -*- Python -*-
 
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -15,6 +16,7 @@ config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py"]
 
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 config.substitutions.append(("%stage_src", config.stage_src_root))
+config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%examples", os.path.join(config.stage_src_root, "examples")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
