@@ -5,6 +5,7 @@
 
 #include "Stage/Dialect/Stage/IR/StageOps.h"
 #include "Stage/Target/HF/HFImport.h"
+#include "Stage/Transforms/Passes.h"
 #include "Stage/Target/Report/ReportTranslation.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -16,7 +17,7 @@ inline void registerAllDialects(DialectRegistry &registry) {
   registry.insert<StageDialect, func::FuncDialect>();
 }
 
-inline void registerAllPasses() {}
+inline void registerAllPasses() { registerStagePasses(); }
 
 inline void registerAllTranslations() {
   registerHFImportTranslation();

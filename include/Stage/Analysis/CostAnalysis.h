@@ -22,6 +22,32 @@ void walkWithCounts(Operation *root,
 /// The total cost of everything under `root`, repeats multiplied out.
 Cost getTotalCost(Operation *root);
 
+/// The part of a training iteration an op belongs to.
+enum class Phase { Forward, Backward, Recompute, Optimizer };
+constexpr unsigned kNumPhases = 4;
+const char *getPhaseName(Phase p);
+
+/// The unit attribute the recompute pass puts on ops it re-runs.
+constexpr llvm::StringLiteral kRecomputeAttrName("stage.recompute");
+
+/// Forward ops are those of a micro-batch's forward region (or of a graph
+/// without one), backward those of its backward region, recompute those
+/// marked `stage.recompute`, optimizer the optimizer steps.
+Phase getPhase(Operation *op);
+
+struct PhaseCosts {
+  Cost phases[kNumPhases];
+  /// The part of the recompute phase done inside flash-attention backward
+  /// kernels (the score matrix), as opposed to re-run forward ops.
+  sym::Expr kernelRecomputeFlops;
+  Cost &of(Phase p) { return phases[unsigned(p)]; }
+  const Cost &of(Phase p) const { return phases[unsigned(p)]; }
+};
+
+/// Costs per phase; the score recomputation inside flash-attention backward
+/// kernels moves from backward to recompute.
+PhaseCosts getPhaseCosts(Operation *root);
+
 } // namespace mlir::stage
 
 #endif // STAGE_ANALYSIS_COSTANALYSIS_H

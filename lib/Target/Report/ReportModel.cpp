@@ -49,6 +49,34 @@ static FailureOr<FunctionReport> buildFunction(func::FuncOp fn,
   r.sections.push_back(std::move(flops));
   r.sections.push_back(std::move(bytes));
 
+  // A training iteration: FLOPs per phase.
+  bool training = !fn.getOps<MicrobatchesOp>().empty();
+  if (training) {
+    PhaseCosts pc = getPhaseCosts(fn);
+    Section phases{"phases", "FLOPs per phase of the iteration", {}};
+    for (unsigned i = 0; i < kNumPhases; ++i) {
+      Phase p = Phase(i);
+      std::string name = getPhaseName(p);
+      for (auto [suffix, label, e] :
+           {std::tuple<const char *, const char *, sym::Expr>{
+                "", " FLOPs", pc.of(p).flops()},
+            {"_contraction", " contraction FLOPs", pc.of(p).contractionFlops}}) {
+        FailureOr<Quantity> q = quantity(fn, name + suffix, name + label,
+                                         "FLOP", e, b);
+        if (failed(q))
+          return failure();
+        phases.rows.push_back(*q);
+      }
+    }
+    FailureOr<Quantity> kernel =
+        quantity(fn, "kernel_recompute", "of which in flash-attention kernels",
+                 "FLOP", pc.kernelRecomputeFlops, b);
+    if (failed(kernel))
+      return failure();
+    phases.rows.push_back(*kernel);
+    r.sections.push_back(std::move(phases));
+  }
+
   FailureOr<ParameterCounts> p = countParameters(fn);
   if (failed(p))
     return failure();

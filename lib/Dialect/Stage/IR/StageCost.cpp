@@ -130,3 +130,98 @@ Cost CombineOp::getCost() {
   Expr hidden = tensorOf(getResult()).getDim(tensorOf(getResult()).getRank() - 1);
   return {Expr(), Expr(2) * topk * hidden, operandAndResultBytes(*this)};
 }
+
+//===----------------------------------------------------------------------===//
+// Training-step ops
+//===----------------------------------------------------------------------===//
+
+// A random draw and a compare-and-scale per element.
+Cost DropoutOp::getCost() {
+  return {Expr(), Expr(2) * elems(getInput()), operandAndResultBytes(*this)};
+}
+
+// y * (dy - sum(dy * y)): multiply, accumulate, subtract, multiply.
+Cost SoftmaxGradOp::getCost() {
+  return {Expr(), Expr(4) * elems(getGrad()), operandAndResultBytes(*this)};
+}
+
+// rms: recompute the normalized input and reduce dy * x_hat (6 per
+// element) for dx, multiply-accumulate (2) for dw; layer norm needs two
+// reductions for dx (9), and one add per element for the bias.
+Cost NormGradOp::getCost() {
+  bool rms = getKind() == NormKind::rms;
+  int64_t perElement = rms ? 6 : 9;
+  if (getWeight())
+    perElement += 2;
+  if (getWithBias())
+    perElement += 1;
+  return {Expr(), Expr(perElement) * elems(getInput()),
+          operandAndResultBytes(*this)};
+}
+
+// Scatter-add of every gradient row into the zeroed table gradient.
+Cost EmbeddingGradOp::getCost() {
+  return {Expr(), elems(getGrad()), operandAndResultBytes(*this)};
+}
+
+// softmax of the logits (max, exp, sum, divide) and the one-hot subtract.
+Cost CrossEntropyGradOp::getCost() {
+  return {Expr(), Expr(5) * elems(getLogits()), operandAndResultBytes(*this)};
+}
+
+// Flash-attention backward: S = Q K^T again (recomputed), dV = P^T dO,
+// dP = dO V^T, dQ = dS K, dK = dS^T Q; softmax gradient and exp per score.
+Cost AttentionGradOp::getCost() {
+  SymTensorType q = tensorOf(getQuery()), k = tensorOf(getKey()),
+                v = tensorOf(getValue());
+  Expr scores = q.getDim(0) * q.getDim(1) * k.getDim(1) * q.getDim(2);
+  Expr dk = q.getDim(3), dv = v.getDim(3);
+  Expr recompute = Expr(2) * scores * dk;
+  Cost c{Expr(2) * scores * (Expr(2) * dk + Expr(2) * dv) + recompute,
+         Expr(6) * scores, operandAndResultBytes(*this), recompute};
+  return c;
+}
+
+Cost TopKGradOp::getCost() {
+  return {Expr(), elems(getGrad()), operandAndResultBytes(*this)};
+}
+
+// Each token sums its K rows of the buffer gradient.
+Cost DispatchGradOp::getCost() {
+  return {Expr(), elems(getGrad()), operandAndResultBytes(*this)};
+}
+
+// d expert outputs = weight * dy (one multiply per routed element); d
+// weights = <dy, expert output> (a multiply-add per routed element).
+Cost CombineGradOp::getCost() {
+  return {Expr(), Expr(3) * elems(getExpertGrad()),
+          operandAndResultBytes(*this)};
+}
+
+Cost PadOp::getCost() {
+  return {Expr(), Expr(), operandAndResultBytes(*this)};
+}
+
+Cost OptimizerStepOp::getCost() {
+  Expr n = elems(getWeight());
+  Expr written = bytesOf(getWeight());
+  for (Value v : {getMaster(), getExpAvg(), getExpAvgSq()})
+    if (v)
+      written += bytesOf(v);
+  Expr read;
+  for (Value v : getOperands())
+    read += bytesOf(v);
+  return {Expr(), Expr(getFlopsPerElement()) * n, read + written};
+}
+
+// Accumulating the per-micro-batch gradients: one add per element for every
+// micro-batch after the first; read both, write the sum.
+Cost MicrobatchesOp::getCost() {
+  Expr elements, bytes;
+  for (Value r : getResults()) {
+    elements += elems(r);
+    bytes += bytesOf(r);
+  }
+  Expr extra = getCount().getValue() - Expr(1);
+  return {Expr(), extra * elements, Expr(3) * extra * bytes};
+}

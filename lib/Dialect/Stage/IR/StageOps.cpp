@@ -220,6 +220,12 @@ int EwiseOp::getArity(EwiseKind kind) {
     return 2;
   case EwiseKind::select:
     return 3;
+  case EwiseKind::silu_grad:
+  case EwiseKind::gelu_grad:
+  case EwiseKind::sigmoid_grad:
+  case EwiseKind::tanh_grad:
+  case EwiseKind::relu_grad:
+    return 2;
   case EwiseKind::generic:
     return -1;
   default:
@@ -238,6 +244,13 @@ int64_t EwiseOp::getFlopsPerElement(EwiseKind kind) {
     return 5;
   case EwiseKind::gelu: // 0.5x(1 + tanh(c(x + 0.044715x^3)))
     return 8;
+  case EwiseKind::silu_grad: // dy * s * (1 + x * (1 - s)), s = sigmoid(x)
+    return 8;
+  case EwiseKind::gelu_grad: // the tanh form and its derivative
+    return 12;
+  case EwiseKind::sigmoid_grad: // dy * y * (1 - y)
+  case EwiseKind::tanh_grad:    // dy * (1 - y * y)
+    return 3;
   default:
     return 1;
   }

@@ -14,16 +14,21 @@ struct Cost {
   sym::Expr otherFlops;
   /// Bytes read plus bytes written.
   sym::Expr bytes;
+  /// The part of `contractionFlops` that redoes forward work inside a
+  /// backward kernel (flash attention's score recomputation).
+  sym::Expr recomputedFlops;
 
   sym::Expr flops() const { return contractionFlops + otherFlops; }
   Cost &operator+=(const Cost &o) {
     contractionFlops += o.contractionFlops;
     otherFlops += o.otherFlops;
     bytes += o.bytes;
+    recomputedFlops += o.recomputedFlops;
     return *this;
   }
   Cost scaled(const sym::Expr &n) const {
-    return {contractionFlops * n, otherFlops * n, bytes * n};
+    return {contractionFlops * n, otherFlops * n, bytes * n,
+            recomputedFlops * n};
   }
 };
 

@@ -52,4 +52,20 @@ def Stage_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
   }];
 }
 
+def Stage_AutodiffOpInterface : OpInterface<"AutodiffOpInterface"> {
+  let cppNamespace = "::mlir::stage";
+  let description = [{
+    An op that knows its vector-Jacobian product: given the gradients of its
+    results, it builds the gradients of its operands through a
+    `GradientEmitter`, which supplies forward values (kept or recomputed)
+    and accumulates operand gradients. Ops without it have no backward, and
+    autodiff reports them.
+  }];
+  let methods = [
+    InterfaceMethod<"Builds the backward of the op.",
+      "::llvm::LogicalResult", "buildGradient",
+      (ins "::mlir::stage::GradientEmitter &":$emitter)>,
+  ];
+}
+
 #endif // STAGE_INTERFACES

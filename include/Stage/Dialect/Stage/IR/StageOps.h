@@ -5,6 +5,7 @@
 
 #include "Stage/Dialect/Stage/IR/StageAttrs.h"
 #include "Stage/Dialect/Stage/IR/StageCost.h"
+#include "Stage/Dialect/Stage/IR/StageGradient.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinOps.h"

@@ -28,7 +28,10 @@ def Stage_EwiseKind : I32EnumAttr<"EwiseKind", "elementwise operation", [
     I32EnumAttrCase<"gelu", 14>, I32EnumAttrCase<"relu", 15>,
     I32EnumAttrCase<"square", 16>, I32EnumAttrCase<"reciprocal", 17>,
     I32EnumAttrCase<"copy", 18>, I32EnumAttrCase<"cast", 19>,
-    I32EnumAttrCase<"select", 20>, I32EnumAttrCase<"generic", 21>]> {
+    I32EnumAttrCase<"select", 20>, I32EnumAttrCase<"generic", 21>,
+    I32EnumAttrCase<"silu_grad", 22>, I32EnumAttrCase<"gelu_grad", 23>,
+    I32EnumAttrCase<"sigmoid_grad", 24>, I32EnumAttrCase<"tanh_grad", 25>,
+    I32EnumAttrCase<"relu_grad", 26>]> {
   let cppNamespace = "::mlir::stage";
 }
 
@@ -125,7 +128,8 @@ def Stage_InputOp : Stage_Op<"input", [Pure]> {
 
 class Stage_ComputeOp<string mnemonic, list<Trait> traits = []>
     : Stage_Op<mnemonic, !listconcat(traits,
-        [Pure, DeclareOpInterfaceMethods<Stage_CostOpInterface>])>;
+        [Pure, DeclareOpInterfaceMethods<Stage_CostOpInterface>,
+         DeclareOpInterfaceMethods<Stage_AutodiffOpInterface>])>;
 
 def Stage_EinsumOp : Stage_ComputeOp<"einsum"> {
   let summary = "a contraction in Einstein notation";
@@ -242,13 +246,17 @@ def Stage_NormOp : Stage_ComputeOp<"norm", [AttrSizedOperandSegments]> {
 def Stage_RopeOp : Stage_ComputeOp<"rope", [SameOperandsAndResultType]> {
   let summary = "rotary position embedding over the last dimension";
   let description = [{
+    Rotates pairs of the last dimension by position-dependent angles;
+    `inverse` rotates back (the gradient).
+
     ```mlir
     %qr = stage.rope %q : !stage.tensor<[B, S, H, Dh], bf16>
+    %dq = stage.rope %dqr inverse : !stage.tensor<[B, S, H, Dh], bf16>
     ```
   }];
-  let arguments = (ins Stage_Tensor:$input);
+  let arguments = (ins Stage_Tensor:$input, UnitAttr:$inverse);
   let results = (outs Stage_Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($result)";
+  let assemblyFormat = "$input (`inverse` $inverse^)? attr-dict `:` type($result)";
 }
 
 def Stage_EmbeddingOp : Stage_ComputeOp<"embedding"> {
@@ -519,7 +527,7 @@ def Stage_RepeatOp : Stage_Op<"repeat", [
 }
 
 def Stage_YieldOp : Stage_Op<"yield", [Pure, Terminator,
-    ParentOneOf<["RepeatOp"]>]> {
+    ParentOneOf<["RepeatOp", "MicrobatchesOp"]>]> {
   let summary = "the values a region passes to its parent";
   let description = [{
     ```mlir
@@ -530,6 +538,8 @@ def Stage_YieldOp : Stage_Op<"yield", [Pure, Terminator,
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
   let builders = [OpBuilder<(ins), [{ build($_builder, $_state, ::mlir::ValueRange()); }]>];
 }
+
+include "Stage/Dialect/Stage/IR/StageTrainingOps.td"
 
 //===----------------------------------------------------------------------===//
 // Communication

@@ -1,0 +1,291 @@
+//===- StageTrainingOps.td - Training-step ops ---------------*- tablegen -*-===//
+//
+// Included by StageOps.td: the ops autodiff produces (gradients of the
+// forward ops, the micro-batch loop, the optimizer step) and the dropout
+// of the forward graph.
+//
+//===----------------------------------------------------------------------===//
+
+def Stage_OptimizerKind : I32EnumAttr<"OptimizerKind", "optimizer", [
+    I32EnumAttrCase<"sgd", 0>, I32EnumAttrCase<"adam", 1>,
+    I32EnumAttrCase<"adamw", 2>]> {
+  let cppNamespace = "::mlir::stage";
+}
+
+def Stage_DropoutOp : Stage_ComputeOp<"dropout", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "dropout, returning the kept-element mask for the backward";
+  let description = [{
+    Zeroes elements at random and scales the rest; the mask (one byte per
+    element) is what the backward needs.
+
+    ```mlir
+    %y, %mask = stage.dropout %x : !stage.tensor<[B, S, D], bf16> -> !stage.tensor<[B, S, D], i8>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$input);
+  let results = (outs Stage_Tensor:$result, Stage_Tensor:$mask);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($mask)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Gradients of forward ops
+//===----------------------------------------------------------------------===//
+
+def Stage_SoftmaxGradOp : Stage_ComputeOp<"softmax_grad",
+    [AllTypesMatch<["output", "grad", "result"]>]> {
+  let summary = "gradient of softmax: y * (dy - sum(dy * y))";
+  let description = [{
+    ```mlir
+    %dx = stage.softmax_grad %y, %dy dim 3 : !stage.tensor<[B, H, S, S], bf16>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$output, Stage_Tensor:$grad, I64Attr:$dim);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = "$output `,` $grad `dim` $dim attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Stage_NormGradOp : Stage_ComputeOp<"norm_grad"> {
+  let summary = "gradients of a normalization: input, weight, bias";
+  let description = [{
+    From the forward input and the output gradient. The parameter gradients
+    follow the input gradient: the weight's when `weight` is given, then the
+    bias's with `with_bias` (layer norm).
+
+    ```mlir
+    %dx, %dw = stage.norm_grad rms %x, %dy weight %w
+        : (!stage.tensor<[B, S, D], bf16>, !stage.tensor<[B, S, D], bf16>, !stage.tensor<[D], bf16>)
+        -> (!stage.tensor<[B, S, D], bf16>, !stage.tensor<[D], bf16>)
+    ```
+  }];
+  let arguments = (ins Stage_NormKind:$kind, Stage_Tensor:$input,
+                       Stage_Tensor:$grad, Optional<Stage_Tensor>:$weight,
+                       UnitAttr:$with_bias);
+  let results = (outs Stage_Tensor:$input_grad,
+                      Variadic<Stage_Tensor>:$param_grads);
+  let assemblyFormat = [{
+    $kind $input `,` $grad (`weight` $weight^)? (`with_bias` $with_bias^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Value getWeightGrad() {
+      return getWeight() ? getParamGrads()[0] : ::mlir::Value();
+    }
+    ::mlir::Value getBiasGrad() {
+      return getWithBias() ? getParamGrads().back() : ::mlir::Value();
+    }
+  }];
+}
+
+def Stage_EmbeddingGradOp : Stage_ComputeOp<"embedding_grad"> {
+  let summary = "gradient of the table: rows of the output gradient scatter-added";
+  let description = [{
+    ```mlir
+    %dt = stage.embedding_grad %dy, %ids
+        : (!stage.tensor<[B, S, D], bf16>, !stage.tensor<[B, S], i32>) -> !stage.tensor<[V, D], bf16>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$grad, Stage_Tensor:$ids);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $ids attr-dict `:` functional-type(operands, $result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Stage_CrossEntropyGradOp : Stage_ComputeOp<"cross_entropy_grad"> {
+  let summary = "gradient of the mean cross-entropy w.r.t. the logits";
+  let description = [{
+    `(softmax(logits) - onehot(labels)) / tokens`.
+
+    ```mlir
+    %dl = stage.cross_entropy_grad %logits, %labels
+        : (!stage.tensor<[B, S, V], bf16>, !stage.tensor<[B, S], i32>) -> !stage.tensor<[B, S, V], bf16>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$logits, Stage_Tensor:$labels);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels attr-dict `:` functional-type(operands, $result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Stage_AttentionGradOp : Stage_ComputeOp<"attention_grad"> {
+  let summary = "flash-attention backward: gradients of q, k and v";
+  let description = [{
+    Recomputes the scores from q and k (no score matrix is stored), then
+    computes dV, dP, dQ and dK. The recomputation counts as recompute FLOPs.
+
+    ```mlir
+    %dq, %dk, %dv = stage.attention_grad %q, %k, %v, %o, %do causal
+        : (...) -> (!stage.tensor<[B, S, H, Dh], bf16>, !stage.tensor<[B, S, KV, Dh], bf16>,
+                    !stage.tensor<[B, S, KV, Dh], bf16>)
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$query, Stage_Tensor:$key,
+                       Stage_Tensor:$value, Stage_Tensor:$output,
+                       Stage_Tensor:$grad, UnitAttr:$causal);
+  let results = (outs Stage_Tensor:$query_grad, Stage_Tensor:$key_grad,
+                      Stage_Tensor:$value_grad);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $output `,` $grad (`causal` $causal^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Stage_TopKGradOp : Stage_ComputeOp<"topk_grad"> {
+  let summary = "gradient of the router scores from the gate weights";
+  let description = [{
+    Scatters the gate-weight gradients back to the selected experts' scores.
+
+    ```mlir
+    %ds = stage.topk_grad %dw, %ids
+        : (!stage.tensor<[B, S, K], bf16>, !stage.tensor<[B, S, K], i32>) -> !stage.tensor<[B, S, E], bf16>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$grad, Stage_Tensor:$indices);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $indices attr-dict `:` functional-type(operands, $result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Stage_DispatchGradOp : Stage_ComputeOp<"dispatch_grad"> {
+  let summary = "gradient of the tokens: each token's K buffer rows summed";
+  let description = [{
+    ```mlir
+    %dx = stage.dispatch_grad %dbuf, %ids
+        : (!stage.tensor<[E, C, D], bf16>, !stage.tensor<[B, S, K], i32>) -> !stage.tensor<[B, S, D], bf16>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$grad, Stage_Tensor:$indices);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $grad `,` $indices attr-dict `:` functional-type(operands, $result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Stage_CombineGradOp : Stage_ComputeOp<"combine_grad"> {
+  let summary = "gradients of the expert outputs and of the gate weights";
+  let description = [{
+    ```mlir
+    %dy, %dw = stage.combine_grad %dout, %y, %w, %ids
+        : (...) -> (!stage.tensor<[E, C, D], bf16>, !stage.tensor<[B, S, K], bf16>)
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$grad, Stage_Tensor:$expert_outputs,
+                       Stage_Tensor:$weights, Stage_Tensor:$indices);
+  let results = (outs Stage_Tensor:$expert_grad, Stage_Tensor:$weight_grad);
+  let assemblyFormat = [{
+    $grad `,` $expert_outputs `,` $weights `,` $indices attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Stage_PadOp : Stage_ComputeOp<"pad"> {
+  let summary = "a tensor placed into zeros along one dimension";
+  let description = [{
+    The inverse of `stage.slice` (its gradient): the result has extent
+    `size` along `dim`, the operand at `offset`, zeros elsewhere.
+
+    ```mlir
+    %y = stage.pad %x dim 3 offset Dn size Dn + Dr
+        : !stage.tensor<[B, S, H, Dr], bf16> -> !stage.tensor<[B, S, H, Dn + Dr], bf16>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$input, I64Attr:$dim,
+                       Stage_ExprAttr:$offset, Stage_ExprAttr:$size);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $input `dim` $dim `offset` custom<SymExpr>($offset) `size`
+    custom<SymExpr>($size) attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// The training step
+//===----------------------------------------------------------------------===//
+
+def Stage_LossOp : Stage_Op<"loss"> {
+  let summary = "marks the scalar whose gradient seeds the backward pass";
+  let description = [{
+    ```mlir
+    stage.loss %l : !stage.tensor<[], f32>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$input);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def Stage_MicrobatchesOp : Stage_Op<"microbatches", [RecursiveMemoryEffects,
+    DeclareOpInterfaceMethods<Stage_CostOpInterface>]> {
+  let summary = "forward and backward of one micro-batch, run `count` times";
+  let description = [{
+    The `forward` region computes one micro-batch and yields the values the
+    backward needs (the activations kept); the `backward` region receives
+    them as arguments, in that order, and yields per-micro-batch weight
+    gradients. The op's results are those gradients summed over the `count`
+    micro-batches. The order in which forward and backward steps of
+    different micro-batches run is the pipeline schedule's; without a
+    pipeline, each forward is followed by its backward.
+
+    ```mlir
+    %dw = stage.microbatches M -> (!stage.tensor<[D, F], bf16>) forward {
+      ...
+      stage.yield %x : !stage.tensor<[B/M, S, D], bf16>
+    } backward {
+    ^bb0(%x: !stage.tensor<[B/M, S, D], bf16>):
+      ...
+      stage.yield %g : !stage.tensor<[D, F], bf16>
+    }
+    ```
+  }];
+  let arguments = (ins Stage_ExprAttr:$count);
+  let results = (outs Variadic<Stage_Tensor>:$results);
+  let regions = (region SizedRegion<1>:$forward, SizedRegion<1>:$backward);
+  let hasCustomAssemblyFormat = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::Block &getForwardBlock() { return getForward().front(); }
+    ::mlir::Block &getBackwardBlock() { return getBackward().front(); }
+    /// The values the forward region keeps for the backward.
+    ::mlir::OperandRange getSavedValues();
+  }];
+}
+
+def Stage_OptimizerStepOp : Stage_Op<"optimizer_step", [
+    AttrSizedOperandSegments, DeclareOpInterfaceMethods<Stage_CostOpInterface>]> {
+  let summary = "one optimizer update of a weight and its states";
+  let description = [{
+    Updates `weight` from the accumulated gradient. Under mixed precision the
+    update is applied to the fp32 `master` copy and the weight is written
+    back from it. Adam and AdamW keep the two moments.
+
+    ```mlir
+    stage.optimizer_step adamw %w, %g master %m32 moments %m, %v
+        : !stage.tensor<[D, F], bf16>, !stage.tensor<[D, F], bf16>, !stage.tensor<[D, F], f32>,
+          !stage.tensor<[D, F], f32>, !stage.tensor<[D, F], f32>
+    ```
+  }];
+  let arguments = (ins Stage_OptimizerKind:$kind, Stage_Tensor:$weight,
+                       Stage_Tensor:$grad, Optional<Stage_Tensor>:$master,
+                       Optional<Stage_Tensor>:$exp_avg,
+                       Optional<Stage_Tensor>:$exp_avg_sq);
+  let assemblyFormat = [{
+    $kind $weight `,` $grad (`master` $master^)?
+    (`moments` $exp_avg^ `,` $exp_avg_sq)? attr-dict `:` type(operands)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// FLOPs per updated element.
+    int64_t getFlopsPerElement();
+  }];
+}

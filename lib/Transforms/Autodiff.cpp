@@ -1,0 +1,609 @@
+//===- Autodiff.cpp - Forward graphs to training iterations ---------------===//
+//
+// Reverse-mode differentiation of symbolic graphs with regions. A forward
+// program becomes a `stage.microbatches` op (forward and backward of one
+// micro-batch) followed by optimizer steps. Each block of the forward is
+// differentiated by a BlockDifferentiator that builds the matching backward
+// block; what the backward asks of the forward decides what is kept:
+//   - at the top level, kept values are yielded by the forward region and
+//     become arguments of the backward region;
+//   - in a `stage.repeat` body, kept values become stacked results of the
+//     forward repeat and slices of the reverse repeat of the backward.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Stage/Transforms/Passes.h"
+
+#include "TypeRewriting.h"
+
+#include "Stage/Analysis/Bindings.h"
+#include "Stage/Dialect/Stage/IR/StageBuilder.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::stage {
+#define GEN_PASS_DEF_STAGEAUTODIFF
+#include "Stage/Transforms/Passes.h.inc"
+} // namespace mlir::stage
+
+using namespace mlir;
+using namespace mlir::stage;
+
+namespace {
+
+/// Values that depend on a weight or on a received activation, computed over
+/// a block and the bodies of its repeats.
+class Activity {
+public:
+  explicit Activity(Block &block) { visitBlock(block); }
+  bool isActive(Value v) const { return active.contains(v); }
+  /// `fresh` replaces `old` (a rebuilt op's result).
+  void replace(Value old, Value fresh) {
+    if (active.erase(old))
+      active.insert(fresh);
+  }
+
+private:
+  void visitBlock(Block &block) {
+    for (Operation &op : block)
+      visitOp(op);
+  }
+  void visitOp(Operation &op) {
+    if (auto p = dyn_cast<ParamOp>(op)) {
+      if (p.getKind() == "weight")
+        active.insert(p.getResult());
+      return;
+    }
+    if (isa<RecvOp>(op)) {
+      active.insert(op.getResult(0));
+      return;
+    }
+    if (auto rep = dyn_cast<RepeatOp>(op)) {
+      visitRepeat(rep);
+      return;
+    }
+    bool any = llvm::any_of(op.getOperands(),
+                            [&](Value v) { return active.contains(v); });
+    if (any)
+      for (Value r : op.getResults())
+        if (isDifferentiable(r))
+          active.insert(r);
+  }
+  void visitRepeat(RepeatOp rep) {
+    Block &body = rep.getBodyBlock();
+    for (auto [slice, arg] : llvm::zip(rep.getSlices(), rep.getSliceArgs()))
+      if (active.contains(slice))
+        active.insert(arg);
+    // A carried value is active if it enters active or becomes active in an
+    // iteration: iterate to a fixed point.
+    auto yield = cast<YieldOp>(body.getTerminator());
+    visitBlock(body);
+    while (true) {
+      bool changed = false;
+      for (auto [i, arg] : llvm::enumerate(rep.getCarriedArgs()))
+        if (!active.contains(arg) &&
+            (active.contains(rep.getInits()[i]) ||
+             active.contains(yield.getValues()[i]))) {
+          active.insert(arg);
+          changed = true;
+        }
+      if (!changed)
+        break;
+      visitBlock(body);
+    }
+    for (auto [i, r] : llvm::enumerate(rep.getResults()))
+      if (active.contains(yield.getValues()[i]))
+        active.insert(r);
+  }
+  static bool isDifferentiable(Value v) {
+    auto t = dyn_cast<SymTensorType>(v.getType());
+    return t && isa<FloatType>(t.getElementType());
+  }
+
+  llvm::DenseSet<Value> active;
+};
+
+/// Builds the backward of one forward block.
+class BlockDifferentiator : public GradientEmitter {
+public:
+  BlockDifferentiator(Location loc, Block &forward, Block &backward,
+                      BlockDifferentiator *parent, Activity &activity)
+      : forward(forward), backward(backward), parent(parent),
+        activity(activity), opBuilder(loc.getContext()), graph(opBuilder, loc) {
+    opBuilder.setInsertionPointToEnd(&backward);
+  }
+
+  GraphBuilder &builder() override { return graph; }
+  Value getGradient(Value r) override { return adjoints.lookup(r); }
+  bool needsGradient(Value v) override { return activity.isActive(v); }
+
+  void addGradient(Value v, Value grad) override {
+    if (Value old = adjoints.lookup(v)) {
+      Type et = cast<SymTensorType>(old.getType()).getElementType();
+      grad = graph.ewise(EwiseKind::add, {old, graph.cast(grad, et)});
+    }
+    adjoints[v] = grad;
+  }
+
+  Value getForward(Value v) override {
+    if (Value known = kept.lookup(v))
+      return known;
+    Value b = keep(v);
+    kept[v] = b;
+    return b;
+  }
+
+  /// Differentiates the ops of the forward block in reverse order.
+  LogicalResult run() {
+    SmallVector<Operation *> ops;
+    for (Operation &op : forward.without_terminator())
+      ops.push_back(&op);
+    for (Operation *op : llvm::reverse(ops)) {
+      graph.setLoc(op->getLoc());
+      if (failed(differentiate(op)))
+        return failure();
+    }
+    return success();
+  }
+
+  /// Values defined in this forward block that the backward keeps, in the
+  /// order they were first asked for.
+  ArrayRef<Value> getKeptValues() const { return keptOrder; }
+
+  /// Updates what this level and the enclosing ones know about `old`, a
+  /// result of a forward op that was rebuilt as `fresh`.
+  void replaceForwardValue(Value old, Value fresh) {
+    for (BlockDifferentiator *d = this; d; d = d->parent) {
+      for (Value &v : d->keptOrder)
+        if (v == old)
+          v = fresh;
+      for (auto *map : {&d->kept, &d->adjoints})
+        if (auto it = map->find(old); it != map->end()) {
+          Value mapped = it->second;
+          map->erase(it);
+          (*map)[fresh] = mapped;
+        }
+    }
+    activity.replace(old, fresh);
+  }
+
+
+protected:
+  /// Makes `v` available in the backward block.
+  virtual Value keep(Value v) = 0;
+
+  bool isDefinedHere(Value v) const {
+    Block *owner = isa<BlockArgument>(v)
+                       ? cast<BlockArgument>(v).getOwner()
+                       : v.getDefiningOp()->getBlock();
+    return owner == &forward;
+  }
+
+  Block &forward, &backward;
+  BlockDifferentiator *parent;
+  Activity &activity;
+  OpBuilder opBuilder;
+  GraphBuilder graph;
+  llvm::DenseMap<Value, Value> adjoints, kept;
+  SmallVector<Value> keptOrder;
+
+private:
+  LogicalResult differentiate(Operation *op);
+  LogicalResult differentiateRepeat(RepeatOp rep);
+};
+
+/// The top level of a micro-batch: kept values cross from the forward to
+/// the backward region.
+class MicrobatchDifferentiator : public BlockDifferentiator {
+public:
+  using BlockDifferentiator::BlockDifferentiator;
+
+protected:
+  Value keep(Value v) override {
+    if (!isDefinedHere(v))
+      return v; // a weight, defined outside the micro-batch loop
+    keptOrder.push_back(v);
+    return backward.addArgument(v.getType(), v.getLoc());
+  }
+};
+
+/// The body of a repeat: kept values are stacked over the iterations.
+class RepeatDifferentiator : public BlockDifferentiator {
+public:
+  RepeatDifferentiator(RepeatOp rep, Block &backward,
+                       BlockDifferentiator *parent, Activity &activity)
+      : BlockDifferentiator(rep.getLoc(), rep.getBodyBlock(), backward, parent,
+                            activity),
+        rep(rep) {}
+
+  /// Outer values to feed the reverse repeat as slices, one per slice
+  /// argument added to the backward body, available after rebuild().
+  SmallVector<Value> sliceOperands;
+
+  /// Gives the forward repeat one stacked result per kept body value and
+  /// returns the new repeat.
+  RepeatOp rebuild() {
+    if (keptOrder.empty()) {
+      finishSlices(rep);
+      return rep;
+    }
+    auto yield = cast<YieldOp>(forward.getTerminator());
+    SmallVector<Value> values(yield.getValues());
+    values.append(keptOrder.begin(), keptOrder.end());
+    SmallVector<Type> types(rep.getResultTypes());
+    for (Value v : keptOrder)
+      types.push_back(
+          cast<SymTensorType>(v.getType()).stacked(rep.getCount().getValue()));
+    OpBuilder b(rep);
+    auto fresh = RepeatOp::create(b, rep.getLoc(), types, rep.getCount(),
+                                  rep.getReverseAttr(), rep.getInits(),
+                                  rep.getSlices());
+    fresh->setDiscardableAttrs(rep->getDiscardableAttrDictionary());
+    fresh.getBody().takeBody(rep.getBody());
+    OpBuilder yb(yield);
+    YieldOp::create(yb, yield.getLoc(), values);
+    yield.erase();
+    for (auto [o, n] : llvm::zip(rep.getResults(),
+                                 fresh.getResults().take_front(rep.getNumResults()))) {
+      o.replaceAllUsesWith(n);
+      parent->replaceForwardValue(o, n);
+    }
+    rep.erase();
+    rep = fresh;
+    finishSlices(fresh);
+    return fresh;
+  }
+
+protected:
+  Value keep(Value v) override {
+    if (!isDefinedHere(v))
+      return parent->getForward(v); // captured from an enclosing level
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (arg && arg.getArgNumber() >= rep.getNumCarried()) {
+      // A weight slice: slice the same stack in the backward.
+      Value stack = rep.getSlices()[arg.getArgNumber() - rep.getNumCarried()];
+      pending.push_back({stack, -1});
+      return backward.addArgument(v.getType(), v.getLoc());
+    }
+    pending.push_back({Value(), int(keptOrder.size())});
+    keptOrder.push_back(v);
+    return backward.addArgument(v.getType(), v.getLoc());
+  }
+
+private:
+  /// Resolves the slice operands once the stacked results exist.
+  void finishSlices(RepeatOp fresh) {
+    unsigned base = fresh.getNumResults() - keptOrder.size();
+    for (auto [stack, index] : pending)
+      sliceOperands.push_back(parent->getForward(
+          index < 0 ? stack : fresh.getResult(base + index)));
+  }
+
+  RepeatOp rep;
+  SmallVector<std::pair<Value, int>> pending;
+};
+
+} // namespace
+
+LogicalResult BlockDifferentiator::differentiate(Operation *op) {
+  if (isa<ParamOp, InputOp, LossOp, SendOp>(op))
+    return success(); // leaves, and seeds handled before the walk
+  if (auto recv = dyn_cast<RecvOp>(op)) {
+    if (Value g = adjoints.lookup(recv.getResult()))
+      SendOp::create(opBuilder, recv.getLoc(), g, recv.getGridAttr(),
+                     recv.getAxesAttr(), recv.getShiftAttr(),
+                     opBuilder.getI64IntegerAttr(recv.getChannel() + 1));
+    return success();
+  }
+  if (auto rep = dyn_cast<RepeatOp>(op))
+    return differentiateRepeat(rep);
+  bool anyGradient = llvm::any_of(
+      op->getResults(), [&](Value r) { return bool(adjoints.lookup(r)); });
+  if (!anyGradient)
+    return success();
+  auto rule = dyn_cast<AutodiffOpInterface>(op);
+  if (!rule)
+    return op->emitOpError("has no gradient rule");
+  return rule.buildGradient(*this);
+}
+
+LogicalResult BlockDifferentiator::differentiateRepeat(RepeatOp rep) {
+  unsigned nCarry = rep.getNumCarried();
+  SmallVector<Value> carriedGrads;
+  bool anyGradient = false;
+  for (unsigned i = 0; i < nCarry; ++i) {
+    Value g = adjoints.lookup(rep.getResult(i));
+    anyGradient |= bool(g);
+    carriedGrads.push_back(g);
+  }
+  if (!anyGradient)
+    return success();
+  for (auto [i, g] : llvm::enumerate(carriedGrads))
+    if (!g)
+      return rep.emitOpError("carried value ")
+             << i << " has no gradient while another one has";
+
+  // The reverse body: carried gradients first, then slices as asked for.
+  auto *body = new Block();
+  for (Value g : carriedGrads)
+    body->addArgument(g.getType(), rep.getLoc());
+  RepeatDifferentiator inner(rep, *body, this, activity);
+  auto yield = cast<YieldOp>(rep.getBodyBlock().getTerminator());
+  for (unsigned i = 0; i < nCarry; ++i)
+    inner.addGradient(yield.getValues()[i], body->getArgument(i));
+  if (failed(inner.run())) {
+    delete body;
+    return failure();
+  }
+
+  SmallVector<Value> yields;
+  for (BlockArgument arg : rep.getCarriedArgs()) {
+    Value g = inner.getGradient(arg);
+    if (!g) {
+      delete body;
+      return rep.emitOpError("a carried value's gradient does not reach the "
+                             "start of the body");
+    }
+    yields.push_back(g);
+  }
+  SmallVector<unsigned> gradSlices;
+  for (auto [j, arg] : llvm::enumerate(rep.getSliceArgs()))
+    if (Value g = inner.getGradient(arg)) {
+      yields.push_back(g);
+      gradSlices.push_back(j);
+    }
+  OpBuilder yb(rep.getContext());
+  yb.setInsertionPointToEnd(body);
+  YieldOp::create(yb, rep.getLoc(), yields);
+
+  RepeatOp forwardRep = inner.rebuild();
+  SmallVector<Type> types;
+  for (Value g : carriedGrads)
+    types.push_back(g.getType());
+  for (unsigned k = nCarry; k < yields.size(); ++k)
+    types.push_back(cast<SymTensorType>(yields[k].getType())
+                        .stacked(forwardRep.getCount().getValue()));
+  auto reverse = RepeatOp::create(opBuilder, rep.getLoc(), types,
+                                  forwardRep.getCount(),
+                                  opBuilder.getUnitAttr(), carriedGrads,
+                                  inner.sliceOperands);
+  reverse.getBody().push_back(body);
+
+  for (unsigned i = 0; i < nCarry; ++i)
+    if (needsGradient(forwardRep.getInits()[i]))
+      addGradient(forwardRep.getInits()[i], reverse.getResult(i));
+  for (auto [k, j] : llvm::enumerate(gradSlices))
+    addGradient(forwardRep.getSlices()[j], reverse.getResult(nCarry + k));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct TrainingOptions {
+  int64_t microBatches;
+  OptimizerKind optimizer;
+  bool mixedPrecision;
+};
+} // namespace
+
+/// Rewrites one forward program (the ops of `body` before `terminator`)
+/// into a training iteration.
+static LogicalResult trainProgram(Block &body, Operation *terminator,
+                                  const TrainingOptions &opts) {
+  MLIRContext *ctx = terminator->getContext();
+  Location loc = terminator->getLoc();
+  OpBuilder b(ctx);
+
+  // Weights stay outside the micro-batch loop; everything else moves in.
+  SmallVector<ParamOp> weights;
+  SmallVector<Operation *> forwardOps;
+  for (Operation &op : body.without_terminator()) {
+    if (auto p = dyn_cast<ParamOp>(op)) {
+      if (p.getKind() != "weight")
+        return p.emitOpError("is an optimizer state: the program is already "
+                             "a training step");
+      weights.push_back(p);
+    } else if (isa<MicrobatchesOp, OptimizerStepOp>(op)) {
+      return op.emitOpError("is already part of a training step");
+    } else {
+      forwardOps.push_back(&op);
+    }
+  }
+
+  // Activity is keyed by value, so it survives moving the ops below.
+  Activity activity(body);
+  auto *fwd = new Block(), *bwd = new Block();
+  for (Operation *op : forwardOps)
+    op->moveBefore(fwd, fwd->end());
+  b.setInsertionPointToEnd(fwd);
+  auto fwdYield = YieldOp::create(b, loc);
+
+  // One micro-batch holds B/M sequences.
+  sym::Substitution perMicrobatch{
+      {"B", sym::Expr::symbol("B").divExact(sym::Expr::symbol("M"))}};
+  if (opts.microBatches > 1)
+    for (Operation &op : *fwd)
+      substituteSymbols(&op, perMicrobatch);
+
+  MicrobatchDifferentiator diff(loc, *fwd, *bwd, nullptr, activity);
+  // Seeds: each result of the program, each loss, and the gradients of sent
+  // activations, which come back from the peer.
+  OpBuilder sb(ctx);
+  sb.setInsertionPointToStart(bwd);
+  GraphBuilder seeds(sb, loc);
+  unsigned nSeeds = 0;
+  auto seed = [&](Value v) {
+    diff.addGradient(v, seeds.input("seed." + std::to_string(nSeeds++),
+                                    cast<SymTensorType>(v.getType()).getDims(),
+                                    cast<SymTensorType>(v.getType()).getElementType()));
+  };
+  for (Value v : terminator->getOperands())
+    if (activity.isActive(v))
+      seed(v);
+  for (Operation &op : *fwd) {
+    if (auto l = dyn_cast<LossOp>(op))
+      seed(l.getInput());
+    if (auto s = dyn_cast<SendOp>(op))
+      if (activity.isActive(s.getInput()))
+        diff.addGradient(
+            s.getInput(),
+            RecvOp::create(sb, s.getLoc(), s.getInput().getType(),
+                           s.getGridAttr(), s.getAxesAttr(), s.getShiftAttr(),
+                           sb.getI64IntegerAttr(s.getChannel() + 1)));
+  }
+  if (nSeeds == 0 && llvm::none_of(*fwd, [](Operation &op) {
+        return isa<SendOp>(op);
+      })) {
+    delete fwd;
+    delete bwd;
+    return terminator->emitError("nothing to differentiate: the program has "
+                                 "no loss, result or sent activation that "
+                                 "depends on a weight");
+  }
+  if (failed(diff.run())) {
+    delete fwd;
+    delete bwd;
+    return failure();
+  }
+
+  // Forward yields what the backward keeps; backward yields weight grads.
+  b.setInsertionPoint(fwdYield);
+  YieldOp::create(b, loc, diff.getKeptValues());
+  fwdYield.erase();
+  SmallVector<Value> grads;
+  SmallVector<ParamOp> trained;
+  for (ParamOp w : weights)
+    if (Value g = diff.getGradient(w.getResult())) {
+      grads.push_back(g);
+      trained.push_back(w);
+    }
+  b.setInsertionPointToEnd(bwd);
+  YieldOp::create(b, loc, grads);
+  // The loss seeds its own gradient (cross-entropy); drop seeds nobody read.
+  for (Operation &op : llvm::make_early_inc_range(*bwd))
+    if (auto in = dyn_cast<InputOp>(op))
+      if (in.getName().starts_with("seed.") && in->use_empty())
+        in.erase();
+
+  b.setInsertionPoint(terminator);
+  SmallVector<Type> gradTypes;
+  for (Value g : grads)
+    gradTypes.push_back(g.getType());
+  auto mb = MicrobatchesOp::create(
+      b, loc, gradTypes,
+      ExprAttr::get(ctx, opts.microBatches > 1 ? sym::Expr::symbol("M")
+                                               : sym::Expr(1)));
+  mb.getForward().push_back(fwd);
+  mb.getBackward().push_back(bwd);
+
+  // Optimizer states next to their weights, updates after the loop.
+  Type f32 = b.getF32Type();
+  for (auto [w, g] : llvm::zip(trained, mb.getResults())) {
+    OpBuilder sbuilder(w);
+    sbuilder.setInsertionPointAfter(w);
+    GraphBuilder states(sbuilder, w.getLoc());
+    auto wt = cast<SymTensorType>(w.getType());
+    StringRef group = w.getGroup().value_or("");
+    Value master, m, v;
+    if (opts.mixedPrecision && wt.getElementType() != f32)
+      master = states.param(w.getName(), wt.getDims(), f32, group, "master");
+    if (opts.optimizer != OptimizerKind::sgd) {
+      m = states.param(w.getName(), wt.getDims(), f32, group, "exp_avg");
+      v = states.param(w.getName(), wt.getDims(), f32, group, "exp_avg_sq");
+    }
+    OptimizerStepOp::create(b, w.getLoc(), opts.optimizer, w, g, master, m, v);
+  }
+  return success();
+}
+
+/// Function arguments become inputs, so the step takes no arguments.
+static void argumentsToInputs(func::FuncOp fn) {
+  Block &entry = fn.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  for (BlockArgument arg : entry.getArguments()) {
+    if (!isa<SymTensorType>(arg.getType()))
+      continue;
+    auto in = InputOp::create(b, arg.getLoc(), arg.getType(),
+                              "arg" + std::to_string(arg.getArgNumber()));
+    arg.replaceAllUsesWith(in);
+  }
+}
+
+namespace {
+struct AutodiffPass
+    : mlir::stage::impl::StageAutodiffBase<AutodiffPass> {
+  using StageAutodiffBase::StageAutodiffBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    TrainingOptions opts;
+    opts.microBatches = microBatches;
+    if (optimizer == "sgd")
+      opts.optimizer = OptimizerKind::sgd;
+    else if (optimizer == "adam")
+      opts.optimizer = OptimizerKind::adam;
+    else if (optimizer == "adamw")
+      opts.optimizer = OptimizerKind::adamw;
+    else {
+      module.emitError("stage-autodiff: unknown optimizer '")
+          << optimizer << "'; expected sgd, adam or adamw";
+      return signalPassFailure();
+    }
+    if (precision != "mixed" && precision != "fp32") {
+      module.emitError("stage-autodiff: unknown precision '")
+          << precision << "'; expected mixed or fp32";
+      return signalPassFailure();
+    }
+    opts.mixedPrecision = precision == "mixed";
+    if (microBatches < 1) {
+      module.emitError("stage-autodiff: micro-batches must be at least 1, got ")
+          << int64_t(microBatches);
+      return signalPassFailure();
+    }
+    if (failed(checkMicroBatches(module)))
+      return signalPassFailure();
+
+    for (auto fn : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+      if (fn.isExternal())
+        continue;
+      if (!opts.mixedPrecision)
+        convertFloatsToF32(fn);
+      argumentsToInputs(fn);
+      Block &entry = fn.getBody().front();
+      Operation *ret = entry.getTerminator();
+      if (failed(trainProgram(entry, ret, opts)))
+        return signalPassFailure();
+      OpBuilder b(ret);
+      func::ReturnOp::create(b, ret->getLoc());
+      ret->erase();
+      while (entry.getNumArguments())
+        entry.eraseArgument(0);
+      fn.setFunctionType(FunctionType::get(&getContext(), {}, {}));
+    }
+  }
+
+  /// M must divide the batch: `B/M = 1536/7 is not an integer`.
+  LogicalResult checkMicroBatches(ModuleOp module) {
+    FailureOr<sym::Bindings> b = getModuleBindings(module);
+    if (failed(b))
+      return failure();
+    if (microBatches > 1) {
+      auto it = b->find("B");
+      if (it != b->end() && it->second % microBatches != 0)
+        return module.emitError("stage-autodiff: micro-batches=")
+               << int64_t(microBatches) << " does not divide the batch: B/M = "
+               << it->second << "/" << int64_t(microBatches)
+               << " is not an integer";
+      (*b)["M"] = microBatches;
+      setModuleBindings(module, *b);
+    }
+    return success();
+  }
+};
+} // namespace
