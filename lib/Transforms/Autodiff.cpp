@@ -17,6 +17,7 @@
 #include "TypeRewriting.h"
 
 #include "Stage/Analysis/Bindings.h"
+#include "Stage/Analysis/CostAnalysis.h"
 #include "Stage/Dialect/Stage/IR/StageBuilder.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -131,16 +132,24 @@ public:
   Value getForward(Value v) override {
     if (Value known = kept.lookup(v))
       return known;
+    Operation *def = v.getDefiningOp();
+    if (def && isDefinedHere(v) && def->hasAttr(kRecomputableAttrName))
+      return recompute(def, v);
     Value b = keep(v);
     kept[v] = b;
     return b;
   }
 
-  /// Differentiates the ops of the forward block in reverse order.
+  /// Differentiates the ops of the forward block in reverse order, after
+  /// re-running the ops marked for recomputation in forward order (a layer's
+  /// forward before its backward, as activation checkpointing does).
   LogicalResult run() {
     SmallVector<Operation *> ops;
     for (Operation &op : forward.without_terminator())
       ops.push_back(&op);
+    for (Operation *op : ops)
+      if (op->hasAttr(kRecomputableAttrName) && op->getNumResults())
+        (void)getForward(op->getResult(0));
     for (Operation *op : llvm::reverse(ops)) {
       graph.setLoc(op->getLoc());
       if (failed(differentiate(op)))
@@ -191,6 +200,21 @@ protected:
   SmallVector<Value> keptOrder;
 
 private:
+  /// Re-runs a forward op the recompute policy marked, right before the
+  /// first backward op that needs it; its operands are again kept or
+  /// recomputed.
+  Value recompute(Operation *def, Value v) {
+    IRMapping map;
+    for (Value operand : def->getOperands())
+      map.map(operand, getForward(operand));
+    Operation *clone = opBuilder.clone(*def, map);
+    clone->removeAttr(kRecomputableAttrName);
+    clone->setAttr(kRecomputeAttrName, opBuilder.getUnitAttr());
+    for (auto [o, c] : llvm::zip(def->getResults(), clone->getResults()))
+      kept[o] = c;
+    return kept.lookup(v);
+  }
+
   LogicalResult differentiate(Operation *op);
   LogicalResult differentiateRepeat(RepeatOp rep);
 };

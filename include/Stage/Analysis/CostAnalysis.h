@@ -27,7 +27,10 @@ enum class Phase { Forward, Backward, Recompute, Optimizer };
 constexpr unsigned kNumPhases = 4;
 const char *getPhaseName(Phase p);
 
-/// The unit attribute the recompute pass puts on ops it re-runs.
+/// Recomputation: `stage-recompute` marks forward ops whose results the
+/// backward recomputes instead of keeping; autodiff puts the second mark on
+/// the copies it makes in the backward.
+constexpr llvm::StringLiteral kRecomputableAttrName("stage.recomputable");
 constexpr llvm::StringLiteral kRecomputeAttrName("stage.recompute");
 
 /// Forward ops are those of a micro-batch's forward region (or of a graph

@@ -39,4 +39,27 @@ def StageAutodiff : Pass<"stage-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::stage::StageDialect"];
 }
 
+def StageRecompute : Pass<"stage-recompute", "::mlir::ModuleOp"> {
+  let summary = "Choose which activations the backward recomputes";
+  let description = [{
+    Marks forward ops `stage.recomputable`; `stage-autodiff` then keeps none
+    of their results and re-runs them (marked `stage.recompute`) in the
+    backward, right before their first use, keeping their inputs instead.
+
+    * `none`: every activation the backward needs is kept.
+    * `selective`: the attention core is recomputed (Korthikanti et al.
+      2022): `stage.attention`, and the ops an importer marked
+      `stage.attention_core` in an unfused attention (scores, softmax,
+      dropout, values).
+    * `full`: only each layer's input is kept; the ops of every
+      `stage.repeat` body are recomputed.
+
+    Must run before `stage-autodiff`.
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", "\"none\"",
+           "none, selective or full">,
+  ];
+}
+
 #endif // STAGE_TRANSFORMS_PASSES
