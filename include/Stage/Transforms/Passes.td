@@ -62,4 +62,65 @@ def StageRecompute : Pass<"stage-recompute", "::mlir::ModuleOp"> {
   ];
 }
 
+def StageShard : Pass<"stage-shard", "::mlir::ModuleOp"> {
+  let summary = "Give every value a sharding from the parallelization plan";
+  let description = [{
+    Declares the `stage.grid` (axes `pp, dp, cp, ep, tp` by default, outermost
+    first), binds the degrees, and annotates every value with the sharding it
+    keeps and every op with the shardings it needs of its operands.
+
+    Values keep the sharding the logical-axis rules give their type
+    (Megatron-LM defaults): batch over `dp` (and `ep`, extra data parallelism
+    for the dense parts), sequence over `cp` and, with sequence parallelism,
+    over `tp` for activations between tensor-parallel regions; heads, kv
+    heads (replicated when `tp` exceeds them), ffn width and vocabulary over
+    `tp`; experts over `ep`. Weight gradients stay partial sums over the
+    data-parallel axes until the iteration's reduction. ZeRO partitions the
+    optimizer states (1), also the gradients (2), also the weights (3) over
+    the data-parallel group.
+
+    Each op then chooses how the grid axes split its index space (its
+    contraction indices for an einsum) to need the least communication,
+    through its sharding rule; `stage-partition` turns the differences
+    between what is kept and what is needed into collectives.
+
+    Rules can be overridden per role with `rules=FILE.json` or a module
+    attribute `stage.sharding_rules`: `{"roles": {"seq": ["cp"]},
+    "symbols": {"X": "ffn"}}`.
+  }];
+  let options = [
+    Option<"dp", "dp", "int64_t", "0",
+           "Data-parallel degree (0: the module's binding, else 1)">,
+    Option<"tp", "tp", "int64_t", "0",
+           "Tensor-parallel degree (0: the module's binding, else 1)">,
+    Option<"cp", "cp", "int64_t", "0",
+           "Context-parallel degree (0: the module's binding, else 1)">,
+    Option<"ep", "ep", "int64_t", "0",
+           "Expert-parallel degree (0: the module's binding, else 1)">,
+    Option<"pp", "pp", "int64_t", "0",
+           "Pipeline-parallel degree, for the grid (0: the module's binding, else 1)">,
+    Option<"sp", "sp", "bool", "true",
+           "Megatron sequence parallelism (with tp > 1)">,
+    Option<"zero", "zero", "int64_t", "0", "ZeRO stage: 0, 1, 2 or 3 (= FSDP)">,
+    Option<"order", "order", "std::string", "\"pp,dp,cp,ep,tp\"",
+           "Grid axes, outermost first (defines the rank numbering)">,
+    Option<"rules", "rules", "std::string", "\"\"",
+           "JSON file overriding the logical-axis rules">,
+  ];
+}
+
+def StagePartition : Pass<"stage-partition", "::mlir::ModuleOp"> {
+  let summary = "Insert collectives and rewrite every type to its local shape";
+  let description = [{
+    Where a value's sharding differs from what a consumer needs, inserts the
+    collective over exactly the axes involved: a partial sum becomes an
+    `all_reduce` (or a `reduce_scatter` into a split), a split dimension
+    that must be whole an `all_gather`, a split moving to another dimension
+    an `all_to_all`, and a replicated value that a consumer needs split a
+    free `local_split`. Then every type becomes what one rank holds
+    (`D/tp`), and the annotations are dropped: the result is an SPMD
+    program, still symbolic.
+  }];
+}
+
 #endif // STAGE_TRANSFORMS_PASSES

@@ -73,6 +73,12 @@ LogicalResult ReduceScatterOp::verify() {
                          getDim(), sym::Expr(1), self.getGroupSize(), "dim");
 }
 
+LogicalResult LocalSplitOp::verify() {
+  auto self = cast<CollectiveOpInterface>(getOperation());
+  return verifyScaledDim(*this, tensorOf(getInput()), tensorOf(getResult()),
+                         getDim(), sym::Expr(1), self.getGroupSize(), "dim");
+}
+
 LogicalResult AllToAllOp::verify() {
   auto self = cast<CollectiveOpInterface>(getOperation());
   SymTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
@@ -128,6 +134,7 @@ sym::Expr ReduceScatterOp::getCommBytes() {
 sym::Expr AllToAllOp::getCommBytes() {
   return tensorOf(getInput()).getSizeInBytes();
 }
+sym::Expr LocalSplitOp::getCommBytes() { return sym::Expr(); }
 sym::Expr SendOp::getCommBytes() {
   return tensorOf(getInput()).getSizeInBytes();
 }

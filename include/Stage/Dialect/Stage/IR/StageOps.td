@@ -637,6 +637,27 @@ def Stage_AllToAllOp : Stage_CommOp<"all_to_all", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Stage_LocalSplitOp : Stage_CommOp<"local_split", [Pure]> {
+  let summary = "this rank's shard of a replicated value (no communication)";
+  let description = [{
+    Every member already holds the whole value and keeps its own piece of
+    dimension `dim`: a view, no data moves.
+
+    ```mlir
+    %y = stage.local_split %x on @grid [tp] dim 1
+        : !stage.tensor<[B, S, D], bf16> -> !stage.tensor<[B, S/tp, D], bf16>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$input, FlatSymbolRefAttr:$grid,
+                       StrArrayAttr:$axes, I64Attr:$dim);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $input `on` $grid custom<AxisList>($axes) `dim` $dim attr-dict `:`
+    type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Stage_SendOp : Stage_CommOp<"send"> {
   let summary = "a message to the rank `shift` steps along one axis";
   let description = [{

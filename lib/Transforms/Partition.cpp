@@ -1,0 +1,261 @@
+//===- Partition.cpp - Collectives where shardings disagree ---------------===//
+
+#include "Stage/Transforms/Passes.h"
+
+#include "Stage/Transforms/Sharding.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <map>
+
+namespace mlir::stage {
+#define GEN_PASS_DEF_STAGEPARTITION
+#include "Stage/Transforms/Passes.h.inc"
+} // namespace mlir::stage
+
+using namespace mlir;
+using namespace mlir::stage;
+
+namespace {
+
+using AxisList = SmallVector<std::string>;
+
+struct Layout {
+  SmallVector<AxisList> dims;
+  AxisList partial;
+
+  static Layout of(ShardingAttr s) {
+    Layout l;
+    for (unsigned d = 0; d < s.getRank(); ++d)
+      l.dims.push_back(s.getDimAxes(d));
+    l.partial = s.getPartialAxes();
+    return l;
+  }
+  ShardingAttr attr(MLIRContext *ctx) const {
+    return ShardingAttr::get(ctx, dims, partial);
+  }
+  int dimOf(StringRef axis) const {
+    for (auto [d, axes] : llvm::enumerate(dims))
+      if (llvm::is_contained(axes, axis))
+        return int(d);
+    return -1;
+  }
+};
+
+/// Builds the chain of collectives that turns one sharding into another.
+class Resharder {
+public:
+  Resharder(OpBuilder &b, Location loc, FlatSymbolRefAttr grid)
+      : b(b), loc(loc), grid(grid) {}
+
+  Value run(Value v, ShardingAttr from, ShardingAttr to) {
+    MLIRContext *ctx = b.getContext();
+    Layout cur = Layout::of(from), want = Layout::of(to);
+    // 1. Pending partial sums: reduce-scatter into the dimension the target
+    //    splits by the axis, all-reduce the rest in one collective.
+    AxisList reduceAll;
+    std::map<int, AxisList> scatter;
+    for (const std::string &a : cur.partial) {
+      if (llvm::is_contained(want.partial, a))
+        continue;
+      int d = want.dimOf(a);
+      if (d >= 0 && cur.dimOf(a) < 0)
+        scatter[d].push_back(a);
+      else
+        reduceAll.push_back(a);
+    }
+    auto dropPartial = [&](const AxisList &axes) {
+      llvm::erase_if(cur.partial, [&](const std::string &a) {
+        return llvm::is_contained(axes, a);
+      });
+    };
+    // Data-parallel reductions and model-parallel ones (the norms' weight
+    // gradients under sequence parallelism) are separate collectives, as
+    // Megatron-LM issues them.
+    AxisList data, model;
+    for (const std::string &a : reduceAll)
+      (a == "dp" || a == "cp" || a == "ep" ? data : model).push_back(a);
+    for (const AxisList &group : {data, model}) {
+      if (group.empty())
+        continue;
+      dropPartial(group);
+      v = emit(AllReduceOp::create(b, loc, v.getType(), v, grid, axes(group)),
+               cur);
+    }
+    for (auto &[d, group] : scatter) {
+      dropPartial(group);
+      llvm::append_range(cur.dims[d], group);
+      v = emit(ReduceScatterOp::create(b, loc, v.getType(), v, grid,
+                                       axes(group), b.getI64IntegerAttr(d)),
+               cur);
+    }
+    // 2. Splits the target does not have: move them to the dimension the
+    //    target splits instead (all-to-all) or gather them.
+    for (unsigned d = 0; d < cur.dims.size(); ++d) {
+      while (!cur.dims[d].empty() && !isPrefix(cur.dims[d], want.dims[d])) {
+        std::string a = cur.dims[d].back();
+        cur.dims[d].pop_back();
+        int to = want.dimOf(a);
+        bool movable = to >= 0 && to != int(d) && cur.dimOf(a) < 0 &&
+                       isPrefix(cur.dims[to], want.dims[to]) &&
+                       want.dims[to].size() > cur.dims[to].size() &&
+                       want.dims[to][cur.dims[to].size()] == a;
+        if (movable) {
+          cur.dims[to].push_back(a);
+          v = emit(AllToAllOp::create(b, loc, v.getType(), v, grid, axes({a}),
+                                      b.getI64IntegerAttr(to),
+                                      b.getI64IntegerAttr(d)),
+                   cur);
+        } else {
+          v = emit(AllGatherOp::create(b, loc, v.getType(), v, grid, axes({a}),
+                                       b.getI64IntegerAttr(d)),
+                   cur);
+        }
+      }
+    }
+    // 3. Splits the target adds: each rank keeps its piece.
+    for (unsigned d = 0; d < cur.dims.size(); ++d)
+      while (cur.dims[d].size() < want.dims[d].size()) {
+        std::string a = want.dims[d][cur.dims[d].size()];
+        cur.dims[d].push_back(a);
+        v = emit(LocalSplitOp::create(b, loc, v.getType(), v, grid, axes({a}),
+                                      b.getI64IntegerAttr(d)),
+                 cur);
+      }
+    (void)ctx;
+    return v;
+  }
+
+private:
+  static bool isPrefix(const AxisList &p, const AxisList &of) {
+    return p.size() <= of.size() && std::equal(p.begin(), p.end(), of.begin());
+  }
+  ArrayAttr axes(ArrayRef<std::string> names) {
+    SmallVector<StringRef> refs(names.begin(), names.end());
+    return b.getStrArrayAttr(refs);
+  }
+  Value emit(Operation *op, const Layout &l) {
+    setResultShardings(op, {l.attr(b.getContext())});
+    if (!first)
+      first = op;
+    return op->getResult(0);
+  }
+
+public:
+  /// The first collective of the chain (the one reading the input).
+  Operation *first = nullptr;
+
+private:
+
+  OpBuilder &b;
+  Location loc;
+  FlatSymbolRefAttr grid;
+};
+
+class Partitioner {
+public:
+  explicit Partitioner(FlatSymbolRefAttr grid) : grid(grid) {}
+
+  void run(Block &block) {
+    SmallVector<Operation *> ops;
+    for (Operation &op : block)
+      ops.push_back(&op);
+    for (Operation *op : ops)
+      partitionOp(op);
+  }
+
+private:
+  void partitionOp(Operation *op) {
+    OpBuilder b(op);
+    for (OpOperand &use : op->getOpOperands()) {
+      ShardingAttr need = getOperandSharding(op, use.getOperandNumber());
+      ShardingAttr have = getSharding(use.get());
+      if (!need || !have || need == have)
+        continue;
+      auto key = std::make_tuple(use.get(), need, op->getBlock());
+      auto it = cache.find(key);
+      if (it == cache.end()) {
+        Resharder r(b, op->getLoc(), grid);
+        it = cache.try_emplace(key, r.run(use.get(), have, need)).first;
+      }
+      use.set(it->second);
+    }
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        run(block);
+    // A result produced in another sharding than it keeps (a partial sum):
+    // reshard it once, right after the op.
+    if (op->hasAttr(kNaturalShardingAttrName)) {
+      b.setInsertionPointAfter(op);
+      SmallVector<ShardingAttr> produced;
+      for (unsigned i = 0; i < op->getNumResults(); ++i)
+        produced.push_back(getNaturalSharding(op, i));
+      for (unsigned i = 0; i < op->getNumResults(); ++i) {
+        Value r = op->getResult(i);
+        ShardingAttr kept = getSharding(r);
+        if (!kept || kept == produced[i])
+          continue;
+        Resharder rs(b, op->getLoc(), grid);
+        Value fresh = rs.run(r, produced[i], kept);
+        if (rs.first)
+          r.replaceAllUsesExcept(fresh, rs.first);
+      }
+      setResultShardings(op, produced);
+      op->removeAttr(kNaturalShardingAttrName);
+    }
+    // ZeRO 1 and 2: the weight is updated in shards, then gathered whole.
+    if (auto step = dyn_cast<OptimizerStepOp>(op)) {
+      Value w = step.getWeight(), whole = w;
+      while (auto split = whole.getDefiningOp<LocalSplitOp>())
+        whole = split.getInput();
+      if (whole != w) {
+        b.setInsertionPointAfter(op);
+        Resharder rs(b, op->getLoc(), grid);
+        rs.run(w, getSharding(w), getSharding(whole));
+      }
+    }
+  }
+
+  FlatSymbolRefAttr grid;
+  llvm::DenseMap<std::tuple<Value, ShardingAttr, Block *>, Value> cache;
+};
+
+/// Every value takes the shape one rank holds.
+static void localizeTypes(Operation *root) {
+  auto localize = [](Value v, ShardingAttr s) {
+    if (auto t = dyn_cast<SymTensorType>(v.getType()); t && s)
+      v.setType(getLocalType(t, s));
+  };
+  root->walk([&](Operation *op) {
+    for (Value r : op->getResults())
+      localize(r, getSharding(r));
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          localize(arg, getSharding(arg));
+  });
+}
+
+struct PartitionPass
+    : mlir::stage::impl::StagePartitionBase<PartitionPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    GridOp grid = getGrid(module);
+    if (!grid) {
+      module.emitError("stage-partition needs the shardings of stage-shard "
+                       "(no stage.grid in the module)");
+      return signalPassFailure();
+    }
+    auto ref = FlatSymbolRefAttr::get(grid.getSymNameAttr());
+    Partitioner p(ref);
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (!fn.isExternal())
+        p.run(fn.getBody().front());
+    localizeTypes(module);
+    clearShardings(module);
+  }
+};
+} // namespace

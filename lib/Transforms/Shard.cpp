@@ -1,0 +1,612 @@
+//===- Shard.cpp - Shardings for every value from the plan ----------------===//
+//
+// Values keep the sharding the rules give their type. For each op, every
+// grid axis is assigned to at most one factor of the op's index space (or
+// to none) so that the bytes moved are smallest: resharding operands to what
+// the assignment needs, plus resharding the result it produces to the
+// sharding the result keeps. Weight gradients may stay partial sums over
+// the data-parallel axes; everything else is resolved right after its op.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Stage/Transforms/Passes.h"
+
+#include "FactorModel.h"
+#include "PlanSetup.h"
+#include "ShardingRules.h"
+
+#include "Stage/Analysis/Bindings.h"
+#include "Stage/Transforms/Sharding.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <set>
+
+namespace mlir::stage {
+#define GEN_PASS_DEF_STAGESHARD
+#include "Stage/Transforms/Passes.h.inc"
+} // namespace mlir::stage
+
+using namespace mlir;
+using namespace mlir::stage;
+
+namespace {
+
+using AxisList = SmallVector<std::string>;
+
+/// A sharding as plain vectors, for building.
+struct Layout {
+  SmallVector<AxisList> dims;
+  AxisList partial;
+
+  static Layout of(ShardingAttr s, unsigned rank) {
+    Layout l;
+    l.dims.resize(rank);
+    if (!s)
+      return l;
+    for (unsigned d = 0; d < rank && d < s.getRank(); ++d)
+      l.dims[d] = s.getDimAxes(d);
+    l.partial = s.getPartialAxes();
+    return l;
+  }
+  ShardingAttr attr(MLIRContext *ctx) const {
+    return ShardingAttr::get(ctx, dims, partial);
+  }
+  /// The dimension `axis` splits, or -1.
+  int dimOf(StringRef axis) const {
+    for (auto [d, axes] : llvm::enumerate(dims))
+      if (llvm::is_contained(axes, axis))
+        return int(d);
+    return -1;
+  }
+  bool isPartial(StringRef axis) const {
+    return llvm::is_contained(partial, axis);
+  }
+};
+
+class Planner {
+public:
+  Planner(const ShardingRules &rules, MLIRContext *ctx)
+      : rules(rules), ctx(ctx) {}
+
+  LogicalResult planBlock(Block &block);
+
+  /// Plans again knowing every gather the previous round needed: a gather
+  /// several consumers share (the input of the q, k and v projections, and
+  /// of their three weight gradients) is paid once.
+  void nextRound() {
+    paid = std::move(gathered);
+    gathered.clear();
+  }
+
+private:
+  LogicalResult planOp(Operation *op);
+  LogicalResult planWithModel(Operation *op, const FactorModel &m);
+  LogicalResult planRepeat(RepeatOp op);
+  LogicalResult planMicrobatches(MicrobatchesOp op);
+  LogicalResult planOptimizer(OptimizerStepOp op);
+  void planDispatchLike(Operation *op);
+
+  /// The sharding a value keeps: the rules', or for weight gradients the
+  /// weight's with the data-parallel axes pending (ZeRO >= 2: partitioned).
+  ShardingAttr keptSharding(Value v);
+  ShardingAttr current(Value v) {
+    if (ShardingAttr s = getSharding(v))
+      return s;
+    return rules.getDesired(cast<SymTensorType>(v.getType()));
+  }
+  ShardingAttr weightGradSharding(SymTensorType t);
+  void markGradients(MicrobatchesOp op);
+
+  double bytes(Value v) { return rules.getBytes(cast<SymTensorType>(v.getType())); }
+  int64_t degree(StringRef axis) { return rules.getDegree(axis); }
+
+  const ShardingRules &rules;
+  MLIRContext *ctx;
+  llvm::DenseSet<Value> gradients;
+  bool failedZero = false;
+  /// Gathers already needed in a block, (value, axis): the next consumer of
+  /// the same value gets the gathered copy for free (q, k and v projections
+  /// share the gathered input, as in Megatron).
+  std::set<std::tuple<void *, std::string, Block *>> gathered, paid;
+};
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Shardings values keep
+//===----------------------------------------------------------------------===//
+
+ShardingAttr Planner::weightGradSharding(SymTensorType t) {
+  ShardingAttr w = rules.getDesired(t);
+  if (rules.getPlan().zeroStage >= 2) {
+    FailureOr<ShardingAttr> z =
+        rules.getZeroSharding(UnknownLoc::get(ctx), t, w);
+    if (failed(z)) {
+      failedZero = true;
+      return w;
+    }
+    return *z;
+  }
+  // A weight gradient stays a partial sum over every axis the weight is
+  // replicated on (the data-parallel ones, and tp for the norms under
+  // sequence parallelism) until the iteration's reduction.
+  Layout l = Layout::of(w, t.getRank());
+  for (const std::string &a : rules.getPlan().axes)
+    if (a != "pp" && degree(a) > 1 && l.dimOf(a) < 0)
+      l.partial.push_back(a);
+  return l.attr(ctx);
+}
+
+ShardingAttr Planner::keptSharding(Value v) {
+  auto t = cast<SymTensorType>(v.getType());
+  if (gradients.contains(v))
+    return weightGradSharding(t);
+  return rules.getDesired(t);
+}
+
+/// Weight gradients: what the backward yields, and what flows into it
+/// through accumulation adds and the stacked results of reverse repeats.
+void Planner::markGradients(MicrobatchesOp op) {
+  SmallVector<Value> work(op.getBackwardBlock().getTerminator()->getOperands());
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!gradients.insert(v).second)
+      continue;
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      continue;
+    if (auto add = dyn_cast<EwiseOp>(def)) {
+      if (add.getKind() == EwiseKind::add || add.getKind() == EwiseKind::cast)
+        llvm::append_range(work, add.getInputs());
+    } else if (auto rep = dyn_cast<RepeatOp>(def)) {
+      unsigned i = cast<OpResult>(v).getResultNumber();
+      if (i >= rep.getNumCarried())
+        work.push_back(rep.getBodyBlock().getTerminator()->getOperand(i));
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// The assignment of axes to factors
+//===----------------------------------------------------------------------===//
+
+/// Whether every use of `v` adds it to something (so a partial sum can wait).
+static bool feedsOnlyAdds(Value v) {
+  return !v.use_empty() && llvm::all_of(v.getUsers(), [](Operation *user) {
+    auto add = dyn_cast<EwiseOp>(user);
+    return add && add.getKind() == EwiseKind::add;
+  });
+}
+
+/// Records what `op` produces when it differs from what its results keep.
+static void setNaturalShardings(Operation *op, ArrayRef<ShardingAttr> natural,
+                                ArrayRef<ShardingAttr> kept) {
+  if (natural == kept) {
+    op->removeAttr(kNaturalShardingAttrName);
+    return;
+  }
+  op->setAttr(kNaturalShardingAttrName,
+              ArrayAttr::get(op->getContext(),
+                             SmallVector<Attribute>(natural.begin(), natural.end())));
+}
+
+LogicalResult Planner::planWithModel(Operation *op, const FactorModel &m) {
+  unsigned nOperands = op->getNumOperands(), nResults = op->getNumResults();
+  SmallVector<Layout> cur, want;
+  for (Value v : op->getOperands())
+    cur.push_back(Layout::of(current(v), m.operands[cur.size()].size()));
+  for (Value r : op->getResults()) {
+    want.push_back(Layout::of(keptSharding(r), m.results[want.size()].size()));
+    if (feedsOnlyAdds(r))
+      want.back().partial = rules.getPlan().axes;
+  }
+
+  // Partial sums pass through linear ops when every operand is partial over
+  // the same axes; otherwise operands are resolved first.
+  AxisList passPartial;
+  if (m.linear && nOperands) {
+    passPartial = cur[0].partial;
+    for (unsigned i = 1; i < nOperands; ++i)
+      if (cur[i].partial != passPartial)
+        passPartial.clear();
+    if (op->getNumOperands() == 2 && isa<EinsumOp>(op)) {
+      // An einsum is linear in each operand: one partial operand is enough.
+      passPartial = cur[0].partial.empty() ? cur[1].partial : cur[0].partial;
+      if (!cur[0].partial.empty() && !cur[1].partial.empty())
+        passPartial.clear();
+    }
+  }
+
+  auto factorOf = [&](const Layout &l, ArrayRef<int> factors,
+                      StringRef axis) -> int {
+    int d = l.dimOf(axis);
+    return d < 0 ? -1 : factors[d];
+  };
+  std::map<std::string, int> choice; // axis -> factor (-1: none)
+  for (const std::string &axis : rules.getPlan().axes) {
+    int64_t n = degree(axis);
+    if (n <= 1 || llvm::is_contained(passPartial, axis))
+      continue;
+    double g = double(n - 1) / double(n);
+    SmallVector<int> candidates{-1};
+    for (unsigned i = 0; i < nOperands; ++i)
+      if (int f = factorOf(cur[i], m.operands[i], axis); f >= 0)
+        candidates.push_back(f);
+    for (unsigned j = 0; j < nResults; ++j)
+      if (int f = factorOf(want[j], m.results[j], axis); f >= 0)
+        candidates.push_back(f);
+    double bestCost = 0;
+    int best = -2;
+    for (int f : candidates) {
+      if (f >= 0 && m.frozen.test(f))
+        continue;
+      double cost = 0;
+      for (unsigned i = 0; i < nOperands; ++i) {
+        int has = factorOf(cur[i], m.operands[i], axis);
+        bool present = f >= 0 && llvm::is_contained(m.operands[i], f);
+        std::tuple<void *, std::string, Block *> key{
+            op->getOperand(i).getAsOpaquePointer(), axis, op->getBlock()};
+        bool shared = gathered.count(key) || paid.count(key);
+        if (has >= 0 && has != f && !(shared && !present))
+          cost += bytes(op->getOperand(i)) * (present ? g : 1.0); // a2a / gather
+        if (cur[i].isPartial(axis))
+          cost += 2 * bytes(op->getOperand(i));
+      }
+      for (unsigned j = 0; j < nResults; ++j) {
+        int keep = factorOf(want[j], m.results[j], axis);
+        bool present = f >= 0 && llvm::is_contained(m.results[j], f);
+        bool summed = f >= 0 && !present && m.summable.test(f);
+        double b = bytes(op->getResult(j));
+        if (summed) {
+          if (!want[j].isPartial(axis))
+            cost += keep >= 0 ? b : 2 * b; // reduce-scatter / all-reduce
+        } else if (present && keep != f) {
+          cost += keep >= 0 ? b * g : b; // all-to-all / all-gather
+        }
+      }
+      // Ties: the layout the results keep, then that of the largest
+      // operand, then the first candidate.
+      auto preference = [&](int factor) {
+        double w = 0;
+        if (factor < 0)
+          return w;
+        for (unsigned j = 0; j < nResults; ++j)
+          if (factorOf(want[j], m.results[j], axis) == factor)
+            w = 1e300;
+        for (unsigned i = 0; i < nOperands; ++i)
+          if (factorOf(cur[i], m.operands[i], axis) == factor)
+            w = std::max(w, bytes(op->getOperand(i)));
+        return w;
+      };
+      if (best == -2 || cost < bestCost - 1e-9 ||
+          (std::abs(cost - bestCost) <= 1e-9 && f != best &&
+           preference(f) > preference(best))) {
+        best = f;
+        bestCost = cost;
+      }
+    }
+    choice[axis] = best < -1 ? -1 : best;
+  }
+
+  auto axesOf = [&](int factor) {
+    AxisList axes;
+    if (factor < 0)
+      return axes;
+    for (const std::string &a : rules.getPlan().axes)
+      if (auto it = choice.find(a); it != choice.end() && it->second == factor)
+        axes.push_back(a);
+    return axes;
+  };
+  SmallVector<ShardingAttr> needs, natural, kept;
+  for (unsigned i = 0; i < nOperands; ++i) {
+    Layout l;
+    for (int f : m.operands[i])
+      l.dims.push_back(axesOf(f));
+    l.partial = passPartial;
+    needs.push_back(l.attr(ctx));
+    for (const std::string &a : rules.getPlan().axes)
+      if (cur[i].dimOf(a) >= 0 && l.dimOf(a) < 0)
+        gathered.insert({op->getOperand(i).getAsOpaquePointer(), a,
+                         op->getBlock()});
+  }
+  for (unsigned j = 0; j < nResults; ++j) {
+    Layout l;
+    for (int f : m.results[j])
+      l.dims.push_back(axesOf(f));
+    l.partial = passPartial;
+    for (const std::string &a : rules.getPlan().axes) {
+      auto it = choice.find(a);
+      if (it == choice.end() || it->second < 0)
+        continue;
+      bool present = llvm::is_contained(m.results[j], it->second);
+      if (!present && m.summable.test(it->second))
+        l.partial.push_back(a);
+    }
+    natural.push_back(l.attr(ctx));
+    kept.push_back(keptSharding(op->getResult(j)));
+    // Partial sums that are only added up stay partial: the sum is resolved
+    // once (the gradients of the q, k and v projections, as one fused
+    // projection would).
+    if (!l.partial.empty() && feedsOnlyAdds(op->getResult(j))) {
+      kept.back() = natural.back();
+      continue;
+    }
+    // A partial sum the result may keep stays one.
+    if (!l.partial.empty()) {
+      Layout k = Layout::of(kept.back(), l.dims.size());
+      bool keepsPartial = llvm::all_of(l.partial, [&](const std::string &a) {
+        return k.isPartial(a);
+      });
+      if (keepsPartial && k.dims == l.dims)
+        kept.back() = natural.back();
+    }
+  }
+  setOperandShardings(op, needs);
+  setResultShardings(op, kept);
+  setNaturalShardings(op, natural, kept);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Ops sharded by hand
+//===----------------------------------------------------------------------===//
+
+/// Dispatch, combine and their gradients move tokens between a token layout
+/// `[b, s, ..]` and an expert-major buffer `[E, C, D]` whose token dimension
+/// C holds the local tokens of the batch and sequence splits.
+void Planner::planDispatchLike(Operation *op) {
+  auto tokenAxes = [&](ShardingAttr tokens) {
+    AxisList axes;
+    unsigned rank = tokens.getRank();
+    for (unsigned d = 0; d + 1 < rank; ++d)
+      llvm::append_range(axes, tokens.getDimAxes(d));
+    return axes;
+  };
+  auto bufferLayout = [&](ShardingAttr tokens) {
+    Layout l;
+    l.dims = {{}, tokenAxes(tokens), tokens.getDimAxes(tokens.getRank() - 1)};
+    return l.attr(ctx);
+  };
+  auto withoutLast = [&](ShardingAttr tokens) {
+    Layout l = Layout::of(tokens, tokens.getRank());
+    l.dims.back().clear();
+    l.partial.clear();
+    return l.attr(ctx);
+  };
+  SmallVector<ShardingAttr> needs, natural, kept;
+  if (auto d = dyn_cast<DispatchOp>(op)) {
+    ShardingAttr x = keptSharding(d.getInput());
+    needs = {x, withoutLast(x)};
+    natural = {bufferLayout(x)};
+  } else if (auto c = dyn_cast<CombineOp>(op)) {
+    ShardingAttr out = keptSharding(c.getResult());
+    needs = {bufferLayout(out), withoutLast(out), withoutLast(out)};
+    natural = {out};
+  } else if (auto g = dyn_cast<DispatchGradOp>(op)) {
+    ShardingAttr dx = keptSharding(g.getResult());
+    needs = {bufferLayout(dx), withoutLast(dx)};
+    natural = {dx};
+  } else {
+    auto cg = cast<CombineGradOp>(op);
+    ShardingAttr dy = keptSharding(cg.getGrad());
+    needs = {dy, bufferLayout(dy), withoutLast(dy), withoutLast(dy)};
+    natural = {bufferLayout(dy), withoutLast(dy)};
+  }
+  for (Value r : op->getResults())
+    kept.push_back(keptSharding(r));
+  setOperandShardings(op, needs);
+  setResultShardings(op, kept);
+  setNaturalShardings(op, natural, kept);
+}
+
+LogicalResult Planner::planRepeat(RepeatOp op) {
+  SmallVector<ShardingAttr> needs, args;
+  for (Value init : op.getInits()) {
+    ShardingAttr s = keptSharding(init);
+    needs.push_back(s);
+    args.push_back(s);
+  }
+  for (Value slice : op.getSlices()) {
+    ShardingAttr s = current(slice);
+    needs.push_back(s);
+    Layout l = Layout::of(s, s.getRank());
+    l.dims.erase(l.dims.begin());
+    args.push_back(l.attr(ctx));
+  }
+  setOperandShardings(op, needs);
+  setArgShardings(op, 0, args);
+  if (failed(planBlock(op.getBodyBlock())))
+    return failure();
+  Operation *yield = op.getBodyBlock().getTerminator();
+  SmallVector<ShardingAttr> yieldNeeds, results;
+  for (auto [i, v] : llvm::enumerate(yield->getOperands())) {
+    if (i < op.getNumCarried()) {
+      yieldNeeds.push_back(args[i]);
+      results.push_back(args[i]);
+      continue;
+    }
+    ShardingAttr s = gradients.contains(v) ? keptSharding(v) : current(v);
+    yieldNeeds.push_back(s);
+    Layout l = Layout::of(s, s.getRank());
+    l.dims.insert(l.dims.begin(), AxisList());
+    results.push_back(l.attr(ctx));
+  }
+  setOperandShardings(yield, yieldNeeds);
+  setResultShardings(op, results);
+  return success();
+}
+
+LogicalResult Planner::planMicrobatches(MicrobatchesOp op) {
+  if (failed(planBlock(op.getForwardBlock())))
+    return failure();
+  Operation *fy = op.getForwardBlock().getTerminator();
+  SmallVector<ShardingAttr> kept;
+  for (Value v : fy->getOperands())
+    kept.push_back(current(v));
+  setOperandShardings(fy, kept);
+  setArgShardings(op, 1, kept);
+  markGradients(op);
+  if (failed(planBlock(op.getBackwardBlock())))
+    return failure();
+  Operation *by = op.getBackwardBlock().getTerminator();
+  SmallVector<ShardingAttr> grads;
+  for (Value v : by->getOperands())
+    grads.push_back(keptSharding(v));
+  setOperandShardings(by, grads);
+  setResultShardings(op, grads);
+  return success();
+}
+
+LogicalResult Planner::planOptimizer(OptimizerStepOp op) {
+  auto wt = cast<SymTensorType>(op.getWeight().getType());
+  ShardingAttr w = rules.getDesired(wt);
+  ShardingAttr update = w;
+  if (rules.getPlan().zeroStage >= 1) {
+    FailureOr<ShardingAttr> z = rules.getZeroSharding(op.getLoc(), wt, w);
+    if (failed(z))
+      return failure();
+    update = *z;
+  }
+  SmallVector<ShardingAttr> needs(op->getNumOperands(), update);
+  setOperandShardings(op, needs);
+  return success();
+}
+
+LogicalResult Planner::planOp(Operation *op) {
+  if (auto p = dyn_cast<ParamOp>(op)) {
+    auto t = cast<SymTensorType>(p.getType());
+    ShardingAttr s = rules.getDesired(t);
+    int zero = rules.getPlan().zeroStage;
+    bool state = p.getKind() != "weight";
+    if ((state && zero >= 1) || (!state && zero >= 3)) {
+      FailureOr<ShardingAttr> z = rules.getZeroSharding(p.getLoc(), t, s);
+      if (failed(z))
+        return failure();
+      s = *z;
+    }
+    setResultShardings(op, {s});
+    return success();
+  }
+  if (isa<InputOp, RecvOp>(op)) {
+    setResultShardings(op, {keptSharding(op->getResult(0))});
+    return success();
+  }
+  if (isa<SendOp, LossOp>(op)) {
+    setOperandShardings(op, {keptSharding(op->getOperand(0))});
+    return success();
+  }
+  if (auto rep = dyn_cast<RepeatOp>(op))
+    return planRepeat(rep);
+  if (auto mb = dyn_cast<MicrobatchesOp>(op))
+    return planMicrobatches(mb);
+  if (auto opt = dyn_cast<OptimizerStepOp>(op))
+    return planOptimizer(opt);
+  if (isa<DispatchOp, CombineOp, DispatchGradOp, CombineGradOp>(op)) {
+    planDispatchLike(op);
+    return success();
+  }
+  if (isa<YieldOp, func::ReturnOp>(op))
+    return success();
+  if (isa<CollectiveOpInterface>(op))
+    return op->emitOpError("is already a collective: stage-shard runs once, "
+                           "before stage-partition");
+  FailureOr<FactorModel> m = getFactorModel(op, rules.replicatesKV());
+  if (failed(m))
+    return op->emitOpError("has no sharding rule");
+  return planWithModel(op, *m);
+}
+
+LogicalResult Planner::planBlock(Block &block) {
+  for (Operation &op : block) {
+    if (failed(planOp(&op)))
+      return failure();
+    if (failedZero)
+      return op.emitError("ZeRO cannot partition this gradient evenly over "
+                          "its data-parallel group");
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+/// Every shape a rank holds must be whole: `H/tp = 32/3` names the plan's
+/// problem at the op that has it.
+static LogicalResult checkLocalShapes(ModuleOp module,
+                                      const sym::Bindings &b) {
+  auto check = [&](Operation *op, Type type, ShardingAttr s) -> LogicalResult {
+    auto t = dyn_cast<SymTensorType>(type);
+    if (!t || !s)
+      return success();
+    for (unsigned d = 0; d < t.getRank(); ++d) {
+      sym::Expr local = t.getDim(d).divExact(s.getSplitFactor(d));
+      if (failed(evaluateAt(op->getLoc(), local, b,
+                            "the plan splits dimension " + std::to_string(d) +
+                                " unevenly")))
+        return failure();
+    }
+    return success();
+  };
+  WalkResult r = module.walk([&](Operation *op) {
+    for (Value res : op->getResults())
+      if (failed(check(op, res.getType(), getSharding(res))))
+        return WalkResult::interrupt();
+    for (auto [i, v] : llvm::enumerate(op->getOperands()))
+      if (failed(check(op, v.getType(), getOperandSharding(op, i))))
+        return WalkResult::interrupt();
+    for (unsigned i = 0; i < op->getNumResults(); ++i)
+      if (failed(check(op, op->getResult(i).getType(), getNaturalSharding(op, i))))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
+}
+
+namespace {
+struct ShardPass : mlir::stage::impl::StageShardBase<ShardPass> {
+  using StageShardBase::StageShardBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    PlanRequest req;
+    req.degrees = {{"pp", pp}, {"dp", dp}, {"cp", cp}, {"ep", ep}, {"tp", tp}};
+    req.order = order;
+    FailureOr<ParallelPlan> plan = setUpPlan(module, req);
+    if (failed(plan))
+      return signalPassFailure();
+    plan->sequenceParallel = sp;
+    if (zero < 0 || zero > 3) {
+      module.emitError("stage-shard: zero=") << int64_t(zero)
+                                              << " is not a ZeRO stage (0-3)";
+      return signalPassFailure();
+    }
+    plan->zeroStage = zero;
+    int64_t dataRanks = plan->degreeOf("dp") * plan->degreeOf("cp") *
+                        plan->degreeOf("ep");
+    if (zero > 0 && dataRanks == 1) {
+      module.emitError("stage-shard: zero=")
+          << int64_t(zero)
+          << " needs data parallelism: dp (with cp and ep) is 1, so there is "
+             "nothing to partition over";
+      return signalPassFailure();
+    }
+    if (failed(loadRules(module, rules, *plan)))
+      return signalPassFailure();
+    FailureOr<ShardingRules> r = ShardingRules::create(module, *plan);
+    if (failed(r))
+      return signalPassFailure();
+    Planner planner(*r, &getContext());
+    for (int round = 0; round < 2; ++round) {
+      for (auto fn : module.getOps<func::FuncOp>())
+        if (!fn.isExternal() && failed(planner.planBlock(fn.getBody().front())))
+          return signalPassFailure();
+      planner.nextRound();
+    }
+    if (failed(checkLocalShapes(module, plan->bindings)))
+      return signalPassFailure();
+  }
+};
+} // namespace
