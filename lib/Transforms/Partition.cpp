@@ -2,6 +2,8 @@
 
 #include "Stage/Transforms/Passes.h"
 
+#include "ShardingRules.h"
+
 #include "Stage/Transforms/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -35,7 +37,7 @@ struct Layout {
     return l;
   }
   ShardingAttr attr(MLIRContext *ctx) const {
-    return ShardingAttr::get(ctx, dims, partial);
+    return makeSharding(ctx, dims, partial);
   }
   int dimOf(StringRef axis) const {
     for (auto [d, axes] : llvm::enumerate(dims))
@@ -92,18 +94,22 @@ public:
                                        axes(group), b.getI64IntegerAttr(d)),
                cur);
     }
-    // 2. Splits the target does not have: move them to the dimension the
-    //    target splits instead (all-to-all) or gather them.
+    // 2. Splits the target does not have on a dimension: move them to the
+    //    dimension the target splits instead (all-to-all), or gather them.
+    //    The axes of a dimension form a set: the bytes moved do not depend
+    //    on which of them is the outer one.
+    auto has = [](const AxisList &l, const std::string &a) {
+      return llvm::is_contained(l, a);
+    };
     for (unsigned d = 0; d < cur.dims.size(); ++d) {
-      while (!cur.dims[d].empty() && !isPrefix(cur.dims[d], want.dims[d])) {
-        std::string a = cur.dims[d].back();
-        cur.dims[d].pop_back();
+      AxisList extra;
+      for (const std::string &a : cur.dims[d])
+        if (!has(want.dims[d], a))
+          extra.push_back(a);
+      for (const std::string &a : extra) {
+        llvm::erase(cur.dims[d], a);
         int to = want.dimOf(a);
-        bool movable = to >= 0 && to != int(d) && cur.dimOf(a) < 0 &&
-                       isPrefix(cur.dims[to], want.dims[to]) &&
-                       want.dims[to].size() > cur.dims[to].size() &&
-                       want.dims[to][cur.dims[to].size()] == a;
-        if (movable) {
+        if (to >= 0 && to != int(d)) {
           cur.dims[to].push_back(a);
           v = emit(AllToAllOp::create(b, loc, v.getType(), v, grid, axes({a}),
                                       b.getI64IntegerAttr(to),
@@ -118,21 +124,18 @@ public:
     }
     // 3. Splits the target adds: each rank keeps its piece.
     for (unsigned d = 0; d < cur.dims.size(); ++d)
-      while (cur.dims[d].size() < want.dims[d].size()) {
-        std::string a = want.dims[d][cur.dims[d].size()];
-        cur.dims[d].push_back(a);
-        v = emit(LocalSplitOp::create(b, loc, v.getType(), v, grid, axes({a}),
-                                      b.getI64IntegerAttr(d)),
-                 cur);
-      }
+      for (const std::string &a : want.dims[d])
+        if (!has(cur.dims[d], a)) {
+          cur.dims[d].push_back(a);
+          v = emit(LocalSplitOp::create(b, loc, v.getType(), v, grid, axes({a}),
+                                        b.getI64IntegerAttr(d)),
+                   cur);
+        }
     (void)ctx;
     return v;
   }
 
 private:
-  static bool isPrefix(const AxisList &p, const AxisList &of) {
-    return p.size() <= of.size() && std::equal(p.begin(), p.end(), of.begin());
-  }
   ArrayAttr axes(ArrayRef<std::string> names) {
     SmallVector<StringRef> refs(names.begin(), names.end());
     return b.getStrArrayAttr(refs);

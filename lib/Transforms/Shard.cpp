@@ -16,6 +16,7 @@
 #include "ShardingRules.h"
 
 #include "Stage/Analysis/Bindings.h"
+#include "Stage/Analysis/ParameterAnalysis.h"
 #include "Stage/Transforms/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -50,8 +51,11 @@ struct Layout {
     l.partial = s.getPartialAxes();
     return l;
   }
+  /// The attribute, with the axes of each dimension and the partial axes
+  /// in grid order: a dimension's axes form a set, so equal sets compare
+  /// equal.
   ShardingAttr attr(MLIRContext *ctx) const {
-    return ShardingAttr::get(ctx, dims, partial);
+    return makeSharding(ctx, dims, partial);
   }
   /// The dimension `axis` splits, or -1.
   int dimOf(StringRef axis) const {
@@ -96,7 +100,7 @@ private:
       return s;
     return rules.getDesired(cast<SymTensorType>(v.getType()));
   }
-  ShardingAttr weightGradSharding(SymTensorType t);
+  ShardingAttr weightGradSharding(SymTensorType t, ArrayRef<std::string> partial);
   void markGradients(MicrobatchesOp op);
 
   double bytes(Value v) { return rules.getBytes(cast<SymTensorType>(v.getType())); }
@@ -118,7 +122,12 @@ private:
 // Shardings values keep
 //===----------------------------------------------------------------------===//
 
-ShardingAttr Planner::weightGradSharding(SymTensorType t) {
+/// A weight gradient: the weight's sharding, with the pending partial sums
+/// among `partial` that it may keep until the iteration's reduction: those
+/// over axes the weight is replicated on (the data-parallel ones, and tp for
+/// the norms under sequence parallelism). Under ZeRO >= 2 it is partitioned.
+ShardingAttr Planner::weightGradSharding(SymTensorType t,
+                                         ArrayRef<std::string> partial) {
   ShardingAttr w = rules.getDesired(t);
   if (rules.getPlan().zeroStage >= 2) {
     FailureOr<ShardingAttr> z =
@@ -129,12 +138,10 @@ ShardingAttr Planner::weightGradSharding(SymTensorType t) {
     }
     return *z;
   }
-  // A weight gradient stays a partial sum over every axis the weight is
-  // replicated on (the data-parallel ones, and tp for the norms under
-  // sequence parallelism) until the iteration's reduction.
   Layout l = Layout::of(w, t.getRank());
   for (const std::string &a : rules.getPlan().axes)
-    if (a != "pp" && degree(a) > 1 && l.dimOf(a) < 0)
+    if (a != "pp" && degree(a) > 1 && l.dimOf(a) < 0 &&
+        llvm::is_contained(partial, a))
       l.partial.push_back(a);
   return l.attr(ctx);
 }
@@ -142,7 +149,7 @@ ShardingAttr Planner::weightGradSharding(SymTensorType t) {
 ShardingAttr Planner::keptSharding(Value v) {
   auto t = cast<SymTensorType>(v.getType());
   if (gradients.contains(v))
-    return weightGradSharding(t);
+    return weightGradSharding(t, rules.getPlan().axes);
   return rules.getDesired(t);
 }
 
@@ -172,6 +179,9 @@ void Planner::markGradients(MicrobatchesOp op) {
 // The assignment of axes to factors
 //===----------------------------------------------------------------------===//
 
+/// How much more moving a weight costs than moving as many activation bytes.
+static constexpr double kWeightMovePenalty = 1e6;
+
 /// Whether every use of `v` adds it to something (so a partial sum can wait).
 static bool feedsOnlyAdds(Value v) {
   return !v.use_empty() && llvm::all_of(v.getUsers(), [](Operation *user) {
@@ -195,8 +205,17 @@ static void setNaturalShardings(Operation *op, ArrayRef<ShardingAttr> natural,
 LogicalResult Planner::planWithModel(Operation *op, const FactorModel &m) {
   unsigned nOperands = op->getNumOperands(), nResults = op->getNumResults();
   SmallVector<Layout> cur, want;
-  for (Value v : op->getOperands())
-    cur.push_back(Layout::of(current(v), m.operands[cur.size()].size()));
+  SmallVector<bool> isWeight;
+  for (Value v : op->getOperands()) {
+    // FSDP (ZeRO-3): a weight is gathered whole before each use; the op
+    // plans with the weight's own sharding.
+    bool weight = bool(getSourceParam(v));
+    isWeight.push_back(weight);
+    ShardingAttr s = weight && rules.getPlan().zeroStage >= 3
+                         ? rules.getDesired(cast<SymTensorType>(v.getType()))
+                         : current(v);
+    cur.push_back(Layout::of(s, m.operands[cur.size()].size()));
+  }
   for (Value r : op->getResults()) {
     want.push_back(Layout::of(keptSharding(r), m.results[want.size()].size()));
     if (feedsOnlyAdds(r))
@@ -207,10 +226,13 @@ LogicalResult Planner::planWithModel(Operation *op, const FactorModel &m) {
   // the same axes; otherwise operands are resolved first.
   AxisList passPartial;
   if (m.linear && nOperands) {
+    // A sum of partial sums over the same axes is one; extra axes of one
+    // operand are resolved first.
     passPartial = cur[0].partial;
     for (unsigned i = 1; i < nOperands; ++i)
-      if (cur[i].partial != passPartial)
-        passPartial.clear();
+      llvm::erase_if(passPartial, [&](const std::string &a) {
+        return !cur[i].isPartial(a);
+      });
     if (op->getNumOperands() == 2 && isa<EinsumOp>(op)) {
       // An einsum is linear in each operand: one partial operand is enough.
       passPartial = cur[0].partial.empty() ? cur[1].partial : cur[0].partial;
@@ -230,6 +252,14 @@ LogicalResult Planner::planWithModel(Operation *op, const FactorModel &m) {
     if (n <= 1 || llvm::is_contained(passPartial, axis))
       continue;
     double g = double(n - 1) / double(n);
+    // Bytes a rank holds of a value in a layout.
+    auto local = [&](Value v, const Layout &l) {
+      double b = bytes(v);
+      for (const AxisList &axes : l.dims)
+        for (const std::string &a : axes)
+          b /= double(degree(a));
+      return b;
+    };
     SmallVector<int> candidates{-1};
     for (unsigned i = 0; i < nOperands; ++i)
       if (int f = factorOf(cur[i], m.operands[i], axis); f >= 0)
@@ -249,21 +279,34 @@ LogicalResult Planner::planWithModel(Operation *op, const FactorModel &m) {
         std::tuple<void *, std::string, Block *> key{
             op->getOperand(i).getAsOpaquePointer(), axis, op->getBlock()};
         bool shared = gathered.count(key) || paid.count(key);
+        double held = local(op->getOperand(i), cur[i]);
+        // Weights are stationary: a plan moves activations to the weights
+        // (Megatron's tensor parallelism), never weights to activations.
+        if (isWeight[i])
+          held *= kWeightMovePenalty;
         if (has >= 0 && has != f && !(shared && !present))
-          cost += bytes(op->getOperand(i)) * (present ? g : 1.0); // a2a / gather
+          cost += held * (present ? g : double(n - 1)); // a2a / gather
         if (cur[i].isPartial(axis))
-          cost += 2 * bytes(op->getOperand(i));
+          cost += 2 * held * g;
       }
       for (unsigned j = 0; j < nResults; ++j) {
         int keep = factorOf(want[j], m.results[j], axis);
         bool present = f >= 0 && llvm::is_contained(m.results[j], f);
         bool summed = f >= 0 && !present && m.summable.test(f);
-        double b = bytes(op->getResult(j));
+        double b = local(op->getResult(j), want[j]);
+        // Each rank computes its own shard of a weight gradient whole: no
+        // reduction over an axis that splits the weight (ZeRO's partitions
+        // of the gradient over the data axes are reduce-scatters, as meant).
+        if (summed && keep >= 0 && gradients.contains(op->getResult(j))) {
+          auto t = cast<SymTensorType>(op->getResult(j).getType());
+          if (Layout::of(rules.getDesired(t), t.getRank()).dimOf(axis) >= 0)
+            b *= kWeightMovePenalty;
+        }
         if (summed) {
-          if (!want[j].isPartial(axis))
-            cost += keep >= 0 ? b : 2 * b; // reduce-scatter / all-reduce
+          if (!want[j].isPartial(axis)) // reduce-scatter / all-reduce
+            cost += keep >= 0 ? b * double(n - 1) : 2 * b * g;
         } else if (present && keep != f) {
-          cost += keep >= 0 ? b * g : b; // all-to-all / all-gather
+          cost += keep >= 0 ? b * g : b * double(n - 1); // all-to-all / gather
         }
       }
       // Ties: the layout the results keep, then that of the largest
@@ -325,11 +368,15 @@ LogicalResult Planner::planWithModel(Operation *op, const FactorModel &m) {
         l.partial.push_back(a);
     }
     natural.push_back(l.attr(ctx));
-    kept.push_back(keptSharding(op->getResult(j)));
+    Value r = op->getResult(j);
+    kept.push_back(gradients.contains(r)
+                       ? weightGradSharding(cast<SymTensorType>(r.getType()),
+                                            l.partial)
+                       : keptSharding(r));
     // Partial sums that are only added up stay partial: the sum is resolved
     // once (the gradients of the q, k and v projections, as one fused
-    // projection would).
-    if (!l.partial.empty() && feedsOnlyAdds(op->getResult(j))) {
+    // projection would). A value nobody reads is not resharded.
+    if (r.use_empty() || (!l.partial.empty() && feedsOnlyAdds(r))) {
       kept.back() = natural.back();
       continue;
     }
@@ -427,7 +474,7 @@ LogicalResult Planner::planRepeat(RepeatOp op) {
       results.push_back(args[i]);
       continue;
     }
-    ShardingAttr s = gradients.contains(v) ? keptSharding(v) : current(v);
+    ShardingAttr s = current(v);
     yieldNeeds.push_back(s);
     Layout l = Layout::of(s, s.getRank());
     l.dims.insert(l.dims.begin(), AxisList());
@@ -453,7 +500,7 @@ LogicalResult Planner::planMicrobatches(MicrobatchesOp op) {
   Operation *by = op.getBackwardBlock().getTerminator();
   SmallVector<ShardingAttr> grads;
   for (Value v : by->getOperands())
-    grads.push_back(keptSharding(v));
+    grads.push_back(rules.getPlan().zeroStage >= 2 ? keptSharding(v) : current(v));
   setOperandShardings(by, grads);
   setResultShardings(op, grads);
   return success();
@@ -489,7 +536,12 @@ LogicalResult Planner::planOp(Operation *op) {
     setResultShardings(op, {s});
     return success();
   }
-  if (isa<InputOp, RecvOp>(op)) {
+  if (auto in = dyn_cast<InputOp>(op)) {
+    auto t = cast<SymTensorType>(in.getType());
+    setResultShardings(op, {rules.getDesired(t, isa<IntegerType>(t.getElementType()))});
+    return success();
+  }
+  if (isa<RecvOp>(op)) {
     setResultShardings(op, {keptSharding(op->getResult(0))});
     return success();
   }

@@ -15,6 +15,22 @@ static const std::pair<Role, const char *> kRoleNames[] = {
     {Role::Vocab, "vocab"},       {Role::Experts, "experts"},
 };
 
+ShardingAttr mlir::stage::makeSharding(MLIRContext *ctx,
+                                       ArrayRef<SmallVector<std::string>> dims,
+                                       ArrayRef<std::string> partial) {
+  auto sorted = [](ArrayRef<std::string> in) {
+    SmallVector<std::string> l(in.begin(), in.end());
+    llvm::sort(l, [](const std::string &a, const std::string &b) {
+      return sym::symbolRank(a) < sym::symbolRank(b);
+    });
+    return l;
+  };
+  SmallVector<SmallVector<std::string>> d;
+  for (const auto &l : dims)
+    d.push_back(sorted(l));
+  return ShardingAttr::get(ctx, d, sorted(partial));
+}
+
 const char *mlir::stage::getRoleName(Role r) {
   for (auto [role, name] : kRoleNames)
     if (role == r)
@@ -73,7 +89,7 @@ Role ShardingRules::getRole(const sym::Expr &dim) const {
   return first;
 }
 
-SmallVector<std::string> ShardingRules::axesFor(Role r, bool floating) const {
+SmallVector<std::string> ShardingRules::axesFor(Role r, bool tokenIds) const {
   auto it = plan.overrides.find(r);
   SmallVector<std::string> axes;
   if (it != plan.overrides.end()) {
@@ -85,14 +101,14 @@ SmallVector<std::string> ShardingRules::axesFor(Role r, bool floating) const {
       break;
     case Role::Tokens:
       axes = {"dp", "ep", "cp"};
-      if (plan.sequenceParallel && floating)
+      if (plan.sequenceParallel && !tokenIds)
         axes.push_back("tp");
       break;
     case Role::Seq:
       axes = {"cp"};
       // Megatron sequence parallelism: activations between tensor-parallel
       // regions are split along the sequence; token ids are not activations.
-      if (plan.sequenceParallel && floating)
+      if (plan.sequenceParallel && !tokenIds)
         axes.push_back("tp");
       break;
     case Role::Heads:
@@ -139,8 +155,7 @@ static int rolePriority(Role r) {
   }
 }
 
-ShardingAttr ShardingRules::getDesired(SymTensorType t) const {
-  bool floating = isa<FloatType>(t.getElementType());
+ShardingAttr ShardingRules::getDesired(SymTensorType t, bool tokenIds) const {
   unsigned rank = t.getRank();
   SmallVector<Role> roles;
   for (unsigned d = 0; d < rank; ++d)
@@ -159,7 +174,7 @@ ShardingAttr ShardingRules::getDesired(SymTensorType t) const {
       continue;
     int best = -1;
     for (unsigned d = 0; d < rank; ++d) {
-      SmallVector<std::string> want = axesFor(roles[d], floating);
+      SmallVector<std::string> want = axesFor(roles[d], tokenIds);
       if (!llvm::is_contained(want, axis))
         continue;
       if (best < 0 || rolePriority(roles[d]) < rolePriority(roles[best]))
@@ -168,7 +183,7 @@ ShardingAttr ShardingRules::getDesired(SymTensorType t) const {
     if (best >= 0)
       dims[best].push_back(axis);
   }
-  return ShardingAttr::get(t.getContext(), dims, {});
+  return makeSharding(t.getContext(), dims, {});
 }
 
 SmallVector<std::string>
@@ -207,10 +222,10 @@ ShardingRules::getZeroSharding(Location loc, SymTensorType t,
     SmallVector<SmallVector<std::string>> dims;
     for (unsigned i = 0; i < t.getRank(); ++i)
       dims.push_back(s.getDimAxes(i));
-    SmallVector<std::string> merged = group;
-    merged.append(dims[d].begin(), dims[d].end());
-    dims[d] = merged;
-    return ShardingAttr::get(t.getContext(), dims, {});
+    // The ZeRO partition is the innermost split, so gathering it keeps the
+    // model-parallel split of the same dimension.
+    dims[d].append(group.begin(), group.end());
+    return makeSharding(t.getContext(), dims, {});
   }
   std::string shape;
   for (unsigned d = 0; d < t.getRank(); ++d)

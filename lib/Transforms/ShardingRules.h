@@ -52,6 +52,12 @@ struct ParallelPlan {
   }
 };
 
+/// A sharding with the axes of each dimension (a set) and the partial axes
+/// in one fixed order, so that equal distributions are equal attributes.
+ShardingAttr makeSharding(MLIRContext *ctx,
+                          ArrayRef<SmallVector<std::string>> dims,
+                          ArrayRef<std::string> partial);
+
 class ShardingRules {
 public:
   /// Fails (with an error at `module`) on a plan the model cannot take:
@@ -61,8 +67,10 @@ public:
   const ParallelPlan &getPlan() const { return plan; }
   Role getRole(const sym::Expr &dim) const;
 
-  /// The sharding a value of type `t` keeps.
-  ShardingAttr getDesired(SymTensorType t) const;
+  /// The sharding a value of type `t` keeps. Token ids fed to the step
+  /// (`tokenIds`) are not activations: sequence parallelism leaves them
+  /// whole over tp.
+  ShardingAttr getDesired(SymTensorType t, bool tokenIds = false) const;
 
   /// Axes over which the gradient of a weight of this sharding is a partial
   /// sum before reduction: the data-parallel axes, without ep for experts.
@@ -79,7 +87,7 @@ public:
 
 private:
   explicit ShardingRules(ParallelPlan p) : plan(std::move(p)) {}
-  SmallVector<std::string> axesFor(Role r, bool floating) const;
+  SmallVector<std::string> axesFor(Role r, bool tokenIds) const;
 
   ParallelPlan plan;
   bool replicateKV = false;
