@@ -221,3 +221,43 @@ LogicalResult OptimizerStepOp::verify() {
                            : "adam and adamw need both moments");
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// PipelineOp
+//===----------------------------------------------------------------------===//
+
+SmallVector<PipelineStageOp> mlir::stage::getPipelineStages(PipelineOp op) {
+  return llvm::to_vector(op.getBody().front().getOps<PipelineStageOp>());
+}
+
+int64_t PipelineOp::getNumPhysicalStages() {
+  int64_t v = std::max<int64_t>(int64_t(getVirtualStages()), 1);
+  return int64_t(getPipelineStages(*this).size()) / v;
+}
+
+LogicalResult PipelineOp::verifyRegions() {
+  SmallVector<PipelineStageOp> stages = getPipelineStages(*this);
+  if (stages.empty())
+    return emitOpError("needs at least one stage");
+  for (Operation &op : getBody().front())
+    if (!isa<PipelineStageOp>(op))
+      return emitOpError("holds only stage.pipeline_stage ops");
+  for (auto [i, s] : llvm::enumerate(stages))
+    if (s.getIndex() != i)
+      return s.emitOpError("has index ")
+             << int64_t(s.getIndex()) << " but is stage " << i;
+  int64_t v = getVirtualStages();
+  if (v < 1 || stages.size() % v != 0)
+    return emitOpError("has ") << stages.size()
+                               << " stages, not a multiple of "
+                               << v << " virtual stages";
+  if (getSchedule() != ScheduleKind::interleaved && v != 1)
+    return emitOpError("only the interleaved schedule has virtual stages");
+  return success();
+}
+
+LogicalResult PipelineStageOp::verify() {
+  if (getLayers().size() != 2 || getLayers()[0] > getLayers()[1])
+    return emitOpError("layers must be a range [begin, end]");
+  return success();
+}

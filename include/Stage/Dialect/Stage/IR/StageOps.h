@@ -30,4 +30,9 @@ LogicalResult verifyGridAxes(Operation *op, FlatSymbolRefAttr grid,
 #define GET_OP_CLASSES
 #include "Stage/Dialect/Stage/IR/StageOps.h.inc"
 
+namespace mlir::stage {
+/// The stages of a pipeline, in order.
+SmallVector<PipelineStageOp> getPipelineStages(PipelineOp op);
+} // namespace mlir::stage
+
 #endif // STAGE_DIALECT_STAGE_IR_STAGEOPS_H

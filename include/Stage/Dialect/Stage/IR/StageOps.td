@@ -527,7 +527,7 @@ def Stage_RepeatOp : Stage_Op<"repeat", [
 }
 
 def Stage_YieldOp : Stage_Op<"yield", [Pure, Terminator,
-    ParentOneOf<["RepeatOp", "MicrobatchesOp"]>]> {
+    ParentOneOf<["RepeatOp", "MicrobatchesOp", "PipelineStageOp"]>]> {
   let summary = "the values a region passes to its parent";
   let description = [{
     ```mlir

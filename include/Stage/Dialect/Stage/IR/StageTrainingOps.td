@@ -289,3 +289,65 @@ def Stage_OptimizerStepOp : Stage_Op<"optimizer_step", [
     int64_t getFlopsPerElement();
   }];
 }
+
+//===----------------------------------------------------------------------===//
+// Pipeline parallelism
+//===----------------------------------------------------------------------===//
+
+def Stage_ScheduleKind : I32EnumAttr<"ScheduleKind", "pipeline schedule", [
+    I32EnumAttrCase<"gpipe", 0>, I32EnumAttrCase<"one_f_one_b", 1, "1f1b">,
+    I32EnumAttrCase<"interleaved", 2>]> {
+  let cppNamespace = "::mlir::stage";
+}
+
+def Stage_PipelineStageOp : Stage_Op<"pipeline_stage", [IsolatedFromAbove,
+    SingleBlock, HasParent<"PipelineOp">]> {
+  let summary = "one (virtual) stage of a pipeline: its weights and layers";
+  let description = [{
+    A self-contained program: the weights of the stage's layers
+    (`layers` is the range `[begin, end)` of the model's decoder layers), the
+    micro-batch loop of its forward and backward with the sends and receives
+    to the neighbouring stages, and the stage's optimizer steps.
+
+    ```mlir
+    stage.pipeline_stage 1 layers [16, 32] {
+      %h = stage.recv on @grid [pp] shift -1 channel 0 : !stage.tensor<[B, S, D], bf16>
+      ...
+      stage.yield
+    }
+    ```
+  }];
+  let arguments = (ins I64Attr:$index, DenseI64ArrayAttr:$layers);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$index `layers` $layers attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+}
+
+def Stage_PipelineOp : Stage_Op<"pipeline", [SingleBlock, NoTerminator]> {
+  let summary = "the stages of a pipeline and the schedule that runs them";
+  let description = [{
+    Holds one `stage.pipeline_stage` per virtual stage, in order. Virtual
+    stage `j` runs on the ranks whose `pp` coordinate is `j mod pp`, where
+    `pp` is the number of stages divided by `virtual_stages`. The schedule
+    orders the forward and backward micro-batch steps of every stage; the
+    trace emitter expands it, nothing is unrolled here.
+
+    ```mlir
+    stage.pipeline schedule 1f1b virtual_stages 1 {
+      stage.pipeline_stage 0 layers [0, 16] { ... }
+      stage.pipeline_stage 1 layers [16, 32] { ... }
+    }
+    ```
+  }];
+  let arguments = (ins Stage_ScheduleKind:$schedule, I64Attr:$virtual_stages);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `schedule` $schedule `virtual_stages` $virtual_stages attr-dict-with-keyword
+    $body
+  }];
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Physical stages: ranks along the pp axis.
+    int64_t getNumPhysicalStages();
+  }];
+}
