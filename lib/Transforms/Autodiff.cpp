@@ -18,6 +18,7 @@
 
 #include "Stage/Analysis/Bindings.h"
 #include "Stage/Analysis/CostAnalysis.h"
+#include "Stage/Analysis/PipelineSchedule.h"
 #include "Stage/Dialect/Stage/IR/StageBuilder.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -546,6 +547,11 @@ static LogicalResult trainProgram(Block &body, Operation *terminator,
   return success();
 }
 
+static PipelineOp getPipeline(func::FuncOp fn) {
+  auto ops = fn.getBody().front().getOps<PipelineOp>();
+  return ops.empty() ? PipelineOp() : *ops.begin();
+}
+
 /// Function arguments become inputs, so the step takes no arguments.
 static void argumentsToInputs(func::FuncOp fn) {
   Block &entry = fn.getBody().front();
@@ -598,6 +604,23 @@ struct AutodiffPass
         continue;
       if (!opts.mixedPrecision)
         convertFloatsToF32(fn);
+      // A pipelined program: every stage is trained on its own.
+      if (auto pipe = getPipeline(fn)) {
+        ScheduleShape shape{pipe.getSchedule(), pipe.getNumPhysicalStages(),
+                            int64_t(pipe.getVirtualStages()),
+                            int64_t(microBatches)};
+        if (std::string why = checkSchedule(shape); !why.empty()) {
+          pipe.emitError("stage-autodiff: micro-batches=")
+              << int64_t(microBatches) << ": " << why;
+          return signalPassFailure();
+        }
+        for (PipelineStageOp st : getPipelineStages(pipe)) {
+          Block &body = st.getBody().front();
+          if (failed(trainProgram(body, body.getTerminator(), opts)))
+            return signalPassFailure();
+        }
+        continue;
+      }
       argumentsToInputs(fn);
       Block &entry = fn.getBody().front();
       Operation *ret = entry.getTerminator();

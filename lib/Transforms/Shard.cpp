@@ -551,6 +551,12 @@ LogicalResult Planner::planOp(Operation *op) {
   }
   if (auto rep = dyn_cast<RepeatOp>(op))
     return planRepeat(rep);
+  if (isa<PipelineOp, PipelineStageOp>(op)) {
+    for (Region &region : op->getRegions())
+      if (failed(planBlock(region.front())))
+        return failure();
+    return success();
+  }
   if (auto mb = dyn_cast<MicrobatchesOp>(op))
     return planMicrobatches(mb);
   if (auto opt = dyn_cast<OptimizerStepOp>(op))

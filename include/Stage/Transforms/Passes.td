@@ -62,6 +62,37 @@ def StageRecompute : Pass<"stage-recompute", "::mlir::ModuleOp"> {
   ];
 }
 
+def StagePipeline : Pass<"stage-pipeline", "::mlir::ModuleOp"> {
+  let summary = "Split the layers into pipeline stages";
+  let description = [{
+    Splits each forward program into `pp` stages (`pp * virtual-stages` for
+    the interleaved schedule) of consecutive decoder layers: the embedding
+    goes with the first stage, the final norm, head and loss with the last.
+    By default the split balances the forward FLOPs of the stages (the
+    embedding and head count); `layers-per-stage=3,4,4,3` fixes it. Values
+    that cross to a later stage (the hidden state) become a `stage.send` at
+    the end of their stage and a `stage.recv` at the start of the other, on
+    the `pp` axis; `stage-autodiff` then sends their gradients back.
+
+    The result is a `stage.pipeline` op recording the schedule (`gpipe`,
+    `1f1b`, or Megatron's `interleaved` 1F1B with `virtual-stages` chunks
+    per rank); the micro-batch count comes from the training step, and the
+    trace emitter expands the order. Runs before `stage-autodiff`.
+  }];
+  let options = [
+    Option<"pp", "pp", "int64_t", "0",
+           "Pipeline stages (0: the module's binding, else 1)">,
+    Option<"schedule", "schedule", "std::string", "\"1f1b\"",
+           "gpipe, 1f1b or interleaved">,
+    Option<"virtualStages", "virtual-stages", "int64_t", "1",
+           "Model chunks per rank for the interleaved schedule (default 2)">,
+    ListOption<"layersPerStage", "layers-per-stage", "int64_t",
+               "Layers of each (virtual) stage, in order">,
+    Option<"order", "order", "std::string", "\"pp,dp,cp,ep,tp\"",
+           "Grid axes, outermost first">,
+  ];
+}
+
 def StageShard : Pass<"stage-shard", "::mlir::ModuleOp"> {
   let summary = "Give every value a sharding from the parallelization plan";
   let description = [{
