@@ -4,6 +4,7 @@
 #define STAGE_INITALL_H
 
 #include "Stage/Dialect/Stage/IR/StageOps.h"
+#include "Stage/Target/Chakra/ChakraTranslation.h"
 #include "Stage/Target/HF/HFImport.h"
 #include "Stage/Transforms/Passes.h"
 #include "Stage/Target/Report/ReportTranslation.h"
@@ -21,6 +22,7 @@ inline void registerAllPasses() { registerStagePasses(); }
 
 inline void registerAllTranslations() {
   registerHFImportTranslation();
+  registerToChakraTranslation();
   registerToReportTranslation();
 }
 

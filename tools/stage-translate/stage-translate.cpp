@@ -3,8 +3,18 @@
 #include "Stage/InitAll.h"
 
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
+#include "llvm/ADT/StringRef.h"
 
 int main(int argc, char **argv) {
+  // `--threads=N` (trace encoding threads) is also an LLVM option name:
+  // read its value here; LLVM's parser accepts the flag itself.
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg(argv[i]);
+    unsigned n;
+    if ((arg.consume_front("--threads=") || arg.consume_front("-threads=")) &&
+        !arg.getAsInteger(10, n))
+      mlir::stage::setTraceThreads(n);
+  }
   mlir::stage::registerAllTranslations();
   return mlir::failed(mlir::mlirTranslateMain(
       argc, argv, "stage translations: model import, reports, Chakra traces\n"));

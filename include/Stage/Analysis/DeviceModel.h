@@ -1,0 +1,36 @@
+//===- DeviceModel.h - Roofline parameters of accelerators ------*- C++ -*-===//
+
+#ifndef STAGE_ANALYSIS_DEVICEMODEL_H
+#define STAGE_ANALYSIS_DEVICEMODEL_H
+
+#include "Stage/Dialect/Stage/IR/StageCost.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::stage {
+
+/// A simple roofline: peak rates per second of one device.
+struct DeviceModel {
+  std::string name;
+  double matmulFlops;   // dense bf16 on matrix units
+  double vectorFlops;   // elementwise on vector units
+  double memoryBytes;   // HBM bandwidth
+  double linkBytes;     // scale-up link bandwidth per direction
+  double memoryCapacity; // HBM size in bytes
+
+  /// Seconds for `flops` contraction / `other` FLOPs moving `bytes`: the
+  /// slower of compute and memory.
+  double seconds(double contraction, double other, double bytes) const;
+};
+
+/// H100 SXM, H200, B200, MI300X (vendor datasheet figures, dense bf16).
+std::optional<DeviceModel> getDevicePreset(llvm::StringRef name);
+/// "h100, h200, b200, mi300x".
+std::string getDevicePresetNames();
+
+} // namespace mlir::stage
+
+#endif // STAGE_ANALYSIS_DEVICEMODEL_H

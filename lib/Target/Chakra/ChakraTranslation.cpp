@@ -1,0 +1,138 @@
+//===- ChakraTranslation.cpp - --stage-to-chakra --------------------------===//
+
+#include "Stage/Target/Chakra/ChakraTranslation.h"
+
+#include "Encoder.h"
+#include "ProtoJson.h"
+#include "RankLayout.h"
+#include "TraceSetWriter.h"
+#include "Workload.h"
+
+#include "Stage/Analysis/DeviceModel.h"
+#include "Stage/Dialect/Stage/IR/StageOps.h"
+#include "Stage/Target/TargetOptions.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/CommandLine.h"
+
+using namespace mlir;
+using namespace mlir::stage;
+using namespace mlir::stage::chakra;
+
+namespace {
+struct ChakraOptions {
+  llvm::cl::opt<std::string> dir{
+      "output-dir", llvm::cl::desc("--stage-to-chakra: directory of the traces")};
+  llvm::cl::opt<std::string> name{
+      "output-name",
+      llvm::cl::desc("--stage-to-chakra: file name of rank %d's trace"),
+      llvm::cl::init("workload.%d.et")};
+  llvm::cl::opt<std::string> ranks{
+      "ranks",
+      llvm::cl::desc("--stage-to-chakra: write ranks A:B only (A included, B "
+                     "excluded); the files are those of a full run")};
+  llvm::cl::opt<bool> encodeOnly{
+      "encode-only",
+      llvm::cl::desc("--stage-to-chakra: encode every trace, write none (measuring)"),
+      llvm::cl::init(false)};
+  llvm::cl::opt<int64_t> rank{
+      "rank",
+      llvm::cl::desc("--stage-to-chakra: print rank R's trace as JSON lines "
+                     "(decoded with protobuf) instead of writing files"),
+      llvm::cl::init(-1)};
+  llvm::cl::opt<std::string> device{
+      "device",
+      llvm::cl::desc("Roofline device (h100, h200, b200, mi300x): trace "
+                     "nodes also carry duration_micros")};
+};
+} // namespace
+
+static ChakraOptions &chakraOptions() {
+  static ChakraOptions options;
+  return options;
+}
+
+/// `--threads=N`: LLVM already registers an option of that name, so the
+/// tool's main reads it and passes it here.
+static unsigned traceThreads = 0;
+void mlir::stage::setTraceThreads(unsigned n) { traceThreads = n; }
+
+static LogicalResult parseRanks(Location loc, StringRef text, int64_t &first,
+                                int64_t &last) {
+  auto [a, b] = text.split(':');
+  if (a.getAsInteger(10, first) || b.getAsInteger(10, last))
+    return emitError(loc) << "--ranks=" << text << ": expected A:B, as in 0:4096";
+  return success();
+}
+
+static LogicalResult emitTraces(Operation *op, raw_ostream &os) {
+  auto module = dyn_cast<ModuleOp>(op);
+  if (!module)
+    return op->emitError("expected a module");
+  const ChakraOptions &o = chakraOptions();
+  FailureOr<sym::Bindings> b = getEffectiveBindings(module);
+  if (failed(b))
+    return failure();
+  std::optional<DeviceModel> device;
+  if (!o.device.empty()) {
+    device = getDevicePreset(o.device);
+    if (!device)
+      return module.emitError("--device=")
+             << o.device << ": unknown device; presets: " << getDevicePresetNames();
+  }
+  FailureOr<Workload> w = buildWorkload(module, *b, device ? &*device : nullptr);
+  if (failed(w))
+    return failure();
+  RankLayout layout(*w);
+
+  if (o.rank >= 0) {
+    if (o.rank >= layout.getNumRanks())
+      return module.emitError("--rank=")
+             << int64_t(o.rank) << " is not one of the " << layout.getNumRanks()
+             << " ranks";
+    std::string bytes;
+    ClassTemplate(*w, w->classes[layout.getStage(o.rank)])
+        .encodeRank(layout, o.rank, bytes);
+    std::string error;
+    std::string json = stage_chakra_proto::traceToJson(bytes, error);
+    if (!error.empty())
+      return module.emitError("the trace does not decode: ") << error;
+    os << json;
+    return success();
+  }
+
+  WriteOptions wo;
+  wo.dir = o.dir;
+  wo.name = o.name;
+  wo.threads = traceThreads;
+  wo.encodeOnly = o.encodeOnly;
+  if (wo.dir.empty() && !wo.encodeOnly)
+    return module.emitError("--stage-to-chakra needs --output-dir (or "
+                            "--encode-only, or --rank)");
+  if (!o.ranks.empty() &&
+      failed(parseRanks(module.getLoc(), o.ranks, wo.first, wo.last)))
+    return failure();
+  FailureOr<WriteStats> s = writeTraceSet(*w, wo, module.getLoc());
+  if (failed(s))
+    return failure();
+  if (wo.encodeOnly)
+    os << "encoded " << s->ranks << " traces of " << layout.getNumRanks()
+       << " ranks: " << s->bytes << " bytes\n";
+  else
+    os << "wrote " << s->ranks << " traces of " << layout.getNumRanks()
+       << " ranks (" << s->bytes << " bytes) and " << s->groupsFile << " to "
+       << wo.dir << "\n";
+  return success();
+}
+
+void mlir::stage::registerToChakraTranslation() {
+  (void)chakraOptions();
+  registerBindingOption();
+  TranslateFromMLIRRegistration reg(
+      "stage-to-chakra",
+      "One Chakra execution trace per rank and the communicator groups",
+      emitTraces, [](DialectRegistry &registry) {
+        registry.insert<StageDialect, func::FuncDialect>();
+      });
+}

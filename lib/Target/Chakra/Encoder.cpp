@@ -1,0 +1,127 @@
+//===- Encoder.cpp - Chakra nodes as bytes, per rank ----------------------===//
+
+#include "Encoder.h"
+
+#include "Wire.h"
+
+using namespace mlir;
+using namespace mlir::stage;
+using namespace mlir::stage::chakra;
+using namespace mlir::stage::chakra::wire;
+
+namespace {
+/// AttributeProto builders, each with the oneof member every Chakra reader
+/// accepts (a oneof member is written even when zero).
+void attrInt64(std::string &node, llvm::StringRef name, int64_t v) {
+  std::string a;
+  bytesField(a, field::AttrName, name);
+  varintField(a, field::AttrInt64, uint64_t(v));
+  bytesField(node, field::NodeAttr, a);
+}
+void attrUint64(std::string &node, llvm::StringRef name, uint64_t v) {
+  std::string a;
+  bytesField(a, field::AttrName, name);
+  varintField(a, field::AttrUint64, v);
+  bytesField(node, field::NodeAttr, a);
+}
+void attrInt32(std::string &node, llvm::StringRef name, int32_t v) {
+  std::string a;
+  bytesField(a, field::AttrName, name);
+  // int32 is sign-extended to 64 bits on the wire.
+  varintField(a, field::AttrInt32, uint64_t(int64_t(v)));
+  bytesField(node, field::NodeAttr, a);
+}
+void attrBool(std::string &node, llvm::StringRef name, bool v) {
+  std::string a;
+  bytesField(a, field::AttrName, name);
+  varintField(a, field::AttrBool, v ? 1 : 0);
+  bytesField(node, field::NodeAttr, a);
+}
+void attrString(std::string &node, llvm::StringRef name, llvm::StringRef v) {
+  std::string a;
+  bytesField(a, field::AttrName, name);
+  bytesField(a, field::AttrString, v);
+  bytesField(node, field::NodeAttr, a);
+}
+
+/// The fields every rank shares: id, name, type, deps, duration and the
+/// attributes that do not depend on the rank.
+std::string encodeHead(uint64_t id, const TraceNode &n) {
+  std::string s;
+  if (id)
+    varintField(s, field::NodeId, id);
+  bytesField(s, field::NodeName, n.name);
+  unsigned type = n.kind == NodeKind::Compute      ? field::CompNode
+                  : n.kind == NodeKind::Collective ? field::CollNode
+                  : n.kind == NodeKind::Send       ? field::SendNode
+                                                   : field::RecvNode;
+  varintField(s, field::NodeType, type);
+  if (!n.deps.empty()) {
+    std::string packed;
+    for (uint32_t d : n.deps)
+      varint(packed, d);
+    bytesField(s, field::NodeDataDeps, packed);
+  }
+  if (n.micros)
+    varintField(s, field::NodeDurationMicros, n.micros);
+  attrBool(s, "is_cpu_op", false);
+  switch (n.kind) {
+  case NodeKind::Compute:
+    attrInt64(s, "num_ops", int64_t(n.flops));
+    attrUint64(s, "tensor_size", n.bytes);
+    break;
+  case NodeKind::Collective:
+    attrInt64(s, "comm_type", n.commType);
+    attrInt64(s, "comm_size", int64_t(n.bytes));
+    break;
+  case NodeKind::Send:
+  case NodeKind::Recv:
+    attrInt64(s, "comm_size", int64_t(n.bytes));
+    attrInt32(s, "comm_tag", int32_t(n.tag));
+    break;
+  }
+  return s;
+}
+} // namespace
+
+std::string mlir::stage::chakra::encodeMetadata() {
+  std::string m, out;
+  bytesField(m, field::MetaVersion, "0.0.4");
+  framed(out, m);
+  return out;
+}
+
+ClassTemplate::ClassTemplate(const Workload &w, const ClassTrace &trace) {
+  fixed = encodeMetadata();
+  for (auto [id, n] : llvm::enumerate(trace.nodes)) {
+    std::string head = encodeHead(id, n);
+    if (n.kind == NodeKind::Compute) {
+      framed(fixed, head);
+      continue;
+    }
+    patches.push_back({fixed.size(), std::move(head), n.kind, n.group, n.shift});
+  }
+}
+
+void ClassTemplate::encodeRank(const RankLayout &layout, int64_t rank,
+                               std::string &out) const {
+  size_t at = 0;
+  std::string tail;
+  for (const Patch &p : patches) {
+    out.append(fixed, at, p.offset - at);
+    at = p.offset;
+    tail.clear();
+    if (p.kind == NodeKind::Collective) {
+      attrString(tail, "pg_name", std::to_string(layout.getGroupId(rank, p.group)));
+    } else {
+      int64_t peer = layout.getPipelinePeer(rank, p.shift);
+      bool send = p.kind == NodeKind::Send;
+      attrInt32(tail, "comm_src", int32_t(send ? rank : peer));
+      attrInt32(tail, "comm_dst", int32_t(send ? peer : rank));
+    }
+    varint(out, p.head.size() + tail.size());
+    out.append(p.head);
+    out.append(tail);
+  }
+  out.append(fixed, at, std::string::npos);
+}

@@ -1,0 +1,53 @@
+//===- Encoder.h - Chakra nodes as bytes, per rank --------------*- C++ -*-===//
+
+#ifndef STAGE_LIB_TARGET_CHAKRA_ENCODER_H
+#define STAGE_LIB_TARGET_CHAKRA_ENCODER_H
+
+#include "RankLayout.h"
+#include "Workload.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::stage::chakra {
+
+/// Chakra field numbers (schema 0.0.4).
+namespace field {
+enum : unsigned {
+  MetaVersion = 1,
+  NodeId = 1, NodeName = 2, NodeType = 3, NodeDataDeps = 5,
+  NodeDurationMicros = 7, NodeAttr = 10,
+  AttrName = 1, AttrInt32 = 7, AttrInt64 = 9, AttrUint64 = 13, AttrBool = 27,
+  AttrString = 29,
+};
+enum NodeType : unsigned { CompNode = 4, SendNode = 5, RecvNode = 6, CollNode = 7 };
+} // namespace field
+
+/// The GlobalMetadata message, framed: `version = "0.0.4"`.
+std::string encodeMetadata();
+
+/// One rank class's trace pre-encoded: every node's bytes that are the same
+/// for all its ranks, and for the few nodes with rank-specific fields
+/// (communicator group, send/recv peer) the part that is not.
+class ClassTemplate {
+public:
+  ClassTemplate(const Workload &w, const ClassTrace &trace);
+
+  /// Appends rank `r`'s whole file to `out`.
+  void encodeRank(const RankLayout &layout, int64_t rank, std::string &out) const;
+
+private:
+  struct Patch {
+    size_t offset;   // where the node goes, in `fixed`
+    std::string head; // the node's fixed fields, unframed
+    NodeKind kind;
+    int group;
+    int64_t shift;
+  };
+  std::string fixed;         // framed invariant nodes, with gaps at patches
+  std::vector<Patch> patches;
+};
+
+} // namespace mlir::stage::chakra
+
+#endif // STAGE_LIB_TARGET_CHAKRA_ENCODER_H

@@ -1,0 +1,201 @@
+//===- TraceSetWriter.cpp - Writing every rank's file ---------------------===//
+
+#include "TraceSetWriter.h"
+
+#include "Encoder.h"
+#include "RankLayout.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <atomic>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
+
+using namespace mlir;
+using namespace mlir::stage;
+using namespace mlir::stage::chakra;
+
+std::string mlir::stage::chakra::getGroupsFileName(llvm::StringRef name) {
+  std::string s = name.str();
+  if (size_t at = s.find(".%d"); at != std::string::npos)
+    s.erase(at, 3);
+  else if (size_t at = s.find("%d"); at != std::string::npos)
+    s.erase(at, 2);
+  if (llvm::StringRef(s).ends_with(".et"))
+    s = s.substr(0, s.size() - 3) + ".json";
+  else
+    s += ".json";
+  return s;
+}
+
+static std::string rankFileName(llvm::StringRef pattern, int64_t rank) {
+  std::string s = pattern.str();
+  size_t at = s.find("%d");
+  return s.substr(0, at) + std::to_string(rank) + s.substr(at + 2);
+}
+
+namespace {
+std::atomic<bool> interrupted{false};
+extern "C" void onSignal(int) { interrupted = true; }
+
+/// Installs SIGINT/SIGTERM handlers for the duration of a write, so an
+/// interrupt stops the workers and the partial set is removed.
+class SignalGuard {
+public:
+  SignalGuard() {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = onSignal;
+    sigaction(SIGINT, &sa, &oldInt);
+    sigaction(SIGTERM, &sa, &oldTerm);
+    interrupted = false;
+  }
+  ~SignalGuard() {
+    sigaction(SIGINT, &oldInt, nullptr);
+    sigaction(SIGTERM, &oldTerm, nullptr);
+  }
+
+private:
+  struct sigaction oldInt, oldTerm;
+};
+
+/// Writes `data` to `path`; an error message on failure.
+std::string writeFile(const std::string &path, const std::string &data) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return "cannot create " + path + ": " + strerror(errno);
+  const char *p = data.data();
+  size_t left = data.size();
+  while (left) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      std::string err = "cannot write " + path + ": " + strerror(errno);
+      ::close(fd);
+      return err;
+    }
+    p += n;
+    left -= size_t(n);
+  }
+  if (::close(fd) != 0)
+    return "cannot write " + path + ": " + strerror(errno);
+  return "";
+}
+} // namespace
+
+FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const Workload &w,
+                                                         const WriteOptions &o,
+                                                         Location loc) {
+  RankLayout layout(w);
+  int64_t n = layout.getNumRanks();
+  int64_t first = o.first, last = o.last < 0 ? n : o.last;
+  if (first < 0 || first >= last || last > n)
+    return emitError(loc) << "--ranks=" << o.first << ":" << o.last
+                          << " is not a range within the " << n << " ranks";
+  if (llvm::StringRef(o.name).count("%d") != 1)
+    return emitError(loc) << "--output-name=" << o.name
+                          << " must contain %d once (the rank)";
+
+  std::vector<ClassTemplate> templates;
+  for (const ClassTrace &c : w.classes)
+    templates.emplace_back(w, c);
+
+  WriteStats stats;
+  stats.ranks = last - first;
+  stats.groupsFile = getGroupsFileName(o.name);
+  std::string staging;
+  if (!o.encodeOnly) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(o.dir))
+      return emitError(loc) << "cannot create the output directory " << o.dir
+                            << ": " << ec.message();
+    staging = (o.dir + "/.stage-partial-" + std::to_string(::getpid()));
+    if (std::error_code ec = llvm::sys::fs::create_directory(staging))
+      return emitError(loc) << "cannot write to the output directory " << o.dir
+                            << ": " << ec.message();
+  }
+
+  SignalGuard guard;
+  unsigned threads = o.threads ? o.threads : std::thread::hardware_concurrency();
+  threads = std::max(1u, std::min<unsigned>(threads, unsigned(last - first)));
+  std::atomic<int64_t> next{first};
+  std::atomic<uint64_t> total{0};
+  std::mutex errorLock;
+  std::string error;
+  auto worker = [&]() {
+    std::string buf;
+    while (!interrupted) {
+      int64_t r = next++;
+      if (r >= last)
+        return;
+      buf.clear();
+      templates[layout.getStage(r)].encodeRank(layout, r, buf);
+      total += buf.size();
+      if (o.encodeOnly)
+        continue;
+      std::string err =
+          writeFile(staging + "/" + rankFileName(o.name, r), buf);
+      if (!err.empty()) {
+        std::lock_guard<std::mutex> lock(errorLock);
+        if (error.empty())
+          error = err;
+        interrupted = true;
+        return;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back(worker);
+  for (std::thread &t : pool)
+    t.join();
+  stats.bytes = total;
+
+  auto abandon = [&](const std::string &why) -> FailureOr<WriteStats> {
+    if (!staging.empty())
+      (void)llvm::sys::fs::remove_directories(staging);
+    return emitError(loc) << why;
+  };
+  if (!error.empty())
+    return abandon(error);
+  if (interrupted)
+    return abandon("interrupted: no trace was written");
+  if (o.encodeOnly)
+    return stats;
+
+  std::string groups;
+  {
+    llvm::raw_string_ostream os(groups);
+    layout.writeGroups(os);
+  }
+  if (std::string err = writeFile(staging + "/" + stats.groupsFile, groups);
+      !err.empty())
+    return abandon(err);
+  // Every file is complete: move them into place.
+  SmallVector<std::string> moved;
+  auto place = [&](const std::string &file) -> std::string {
+    std::string from = staging + "/" + file, to = o.dir + "/" + file;
+    if (std::error_code ec = llvm::sys::fs::rename(from, to))
+      return "cannot move " + from + " to " + to + ": " + ec.message();
+    moved.push_back(to);
+    return "";
+  };
+  std::string err;
+  for (int64_t r = first; r < last && err.empty(); ++r)
+    err = place(rankFileName(o.name, r));
+  if (err.empty())
+    err = place(stats.groupsFile);
+  if (!err.empty()) {
+    for (const std::string &f : moved)
+      (void)llvm::sys::fs::remove(f);
+    return abandon(err);
+  }
+  (void)llvm::sys::fs::remove(staging);
+  return stats;
+}

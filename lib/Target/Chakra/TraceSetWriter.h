@@ -1,0 +1,39 @@
+//===- TraceSetWriter.h - Writing every rank's file -------------*- C++ -*-===//
+
+#ifndef STAGE_LIB_TARGET_CHAKRA_TRACESETWRITER_H
+#define STAGE_LIB_TARGET_CHAKRA_TRACESETWRITER_H
+
+#include "Workload.h"
+
+#include <string>
+
+namespace mlir::stage::chakra {
+
+struct WriteOptions {
+  std::string dir;
+  std::string name = "workload.%d.et"; // %d: the rank
+  int64_t first = 0, last = -1;        // ranks [first, last); -1: all
+  unsigned threads = 0;                // 0: all cores
+  bool encodeOnly = false;             // encode, do not write
+};
+
+struct WriteStats {
+  int64_t ranks = 0;
+  uint64_t bytes = 0;
+  std::string groupsFile;
+};
+
+/// The groups file's name for a trace name: `.%d` removed, `.et` -> `.json`
+/// (`workload.%d.et` -> `workload.json`), as the reference tool names it.
+std::string getGroupsFileName(llvm::StringRef traceName);
+
+/// Encodes (and writes) the files of ranks [first, last) and the groups
+/// file. Files appear complete or not at all: they are written under a
+/// staging directory and renamed into place at the end; an error or an
+/// interrupt removes everything this run wrote. Errors name the file.
+FailureOr<WriteStats> writeTraceSet(const Workload &w, const WriteOptions &o,
+                                    Location loc);
+
+} // namespace mlir::stage::chakra
+
+#endif // STAGE_LIB_TARGET_CHAKRA_TRACESETWRITER_H

@@ -1,0 +1,70 @@
+//===- Workload.h - Per-rank-class node lists of a training step -*- C++ -*-===//
+//
+// The trace of every rank of one pipeline stage is the same program: only
+// communicator groups and send/recv peers depend on the rank. A Workload
+// holds one node list per stage (a rank class), with groups and peers
+// symbolic (an axis set, an axis shift); RankLayout turns them into ids.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STAGE_LIB_TARGET_CHAKRA_WORKLOAD_H
+#define STAGE_LIB_TARGET_CHAKRA_WORKLOAD_H
+
+#include "Stage/Analysis/DeviceModel.h"
+#include "Stage/Support/SymExpr.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::stage::chakra {
+
+enum class NodeKind { Compute, Collective, Send, Recv };
+
+/// Chakra CollectiveCommType values.
+enum CommType : int { AllReduce = 0, AllGather = 2, AllToAll = 6, ReduceScatter = 7 };
+
+struct TraceNode {
+  NodeKind kind = NodeKind::Compute;
+  std::string name;
+  uint64_t flops = 0;    // compute: num_ops
+  uint64_t bytes = 0;    // compute: tensor_size; communication: comm_size
+  uint64_t micros = 0;   // duration with a device model (0: none)
+  int commType = 0;      // collective
+  int group = -1;        // collective: index into Workload::groupAxes
+  int64_t shift = 0;     // send/recv: peer is `shift` steps along pp
+  int64_t tag = 0;       // send/recv
+  SmallVector<uint32_t, 4> deps;
+};
+
+struct ClassTrace {
+  std::vector<TraceNode> nodes;
+};
+
+struct Workload {
+  /// Grid axes outermost first and their degrees.
+  SmallVector<std::string> axes;
+  SmallVector<int64_t> degrees;
+  int ppAxis = -1;
+  /// The distinct axis sets collectives use (indices into `axes`, sorted).
+  std::vector<SmallVector<int>> groupAxes;
+  /// One trace per pipeline stage (pp coordinate).
+  std::vector<ClassTrace> classes;
+
+  int64_t getNumRanks() const {
+    int64_t n = 1;
+    for (int64_t d : degrees)
+      n *= d;
+    return n;
+  }
+};
+
+/// Binds the symbols and expands the partitioned, scheduled program of
+/// `module` into per-stage node lists. Errors go to the module's location.
+FailureOr<Workload> buildWorkload(ModuleOp module, const sym::Bindings &b,
+                                  const DeviceModel *device);
+
+} // namespace mlir::stage::chakra
+
+#endif // STAGE_LIB_TARGET_CHAKRA_WORKLOAD_H
