@@ -23,5 +23,5 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.stage_tools_dir, config.llvm_tools_dir]
-tools = ["stage-opt", "stage-translate", "FileCheck", "not", "split-file"]
+tools = ["stage-opt", "stage-translate", "stage-trace", "FileCheck", "not", "split-file"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -1,0 +1,44 @@
+//===- Verifier.h - Checking a Chakra trace set -----------------*- C++ -*-===//
+//
+// Checks any generator's trace set against what ASTRA-sim needs to run it
+// to completion with the meant result: framing, node ids and dependencies,
+// required attributes with the oneof member every reader accepts,
+// communicator groups, send/recv pairs, the order of every group's
+// collectives, and an abstract run of the issue rules (one communication op
+// in flight per rank, collectives matched by issue order) that finds the
+// waits that never end.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STAGE_LIB_TARGET_CHAKRAVERIFY_VERIFIER_H
+#define STAGE_LIB_TARGET_CHAKRAVERIFY_VERIFIER_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace stage::trace {
+
+struct TraceSetOptions {
+  std::string dir;
+  std::string prefix = "workload"; // files <prefix>.<rank>.et
+  std::string groups;              // default: <dir>/<prefix>.json if present
+  unsigned threads = 0;            // 0: all cores
+};
+
+struct VerifyResult {
+  int64_t ranks = 0;
+  uint64_t nodes = 0;
+  std::vector<std::string> errors;
+  bool truncated = false; // more errors than reported
+};
+
+VerifyResult verifyTraceSet(const TraceSetOptions &options);
+
+/// Per-rank statistics as JSON: node counts by type, FLOPs, bytes, and
+/// communication bytes by collective type. `error` is set on failure.
+std::string traceSetStats(const TraceSetOptions &options, std::string &error);
+
+} // namespace stage::trace
+
+#endif // STAGE_LIB_TARGET_CHAKRAVERIFY_VERIFIER_H
