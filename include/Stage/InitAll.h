@@ -18,7 +18,10 @@ inline void registerAllDialects(DialectRegistry &registry) {
   registry.insert<StageDialect, func::FuncDialect>();
 }
 
-inline void registerAllPasses() { registerStagePasses(); }
+inline void registerAllPasses() {
+  registerStagePasses();
+  registerStagePipelines();
+}
 
 inline void registerAllTranslations() {
   registerHFImportTranslation();

@@ -15,6 +15,9 @@ namespace mlir::stage {
 #define GEN_PASS_REGISTRATION
 #include "Stage/Transforms/Passes.h.inc"
 
+/// Registers `stage-train`.
+void registerStagePipelines();
+
 } // namespace mlir::stage
 
 #endif // STAGE_TRANSFORMS_PASSES_H

@@ -1,0 +1,99 @@
+//===- TrainPipeline.cpp - The stage-train pass pipeline ------------------===//
+
+#include "Stage/Transforms/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+using namespace mlir::stage;
+
+namespace {
+struct TrainOptions : public PassPipelineOptions<TrainOptions> {
+  // The plan.
+  Option<int64_t> dp{*this, "dp", llvm::cl::desc("Data-parallel degree"),
+                     llvm::cl::init(1)};
+  Option<int64_t> tp{*this, "tp", llvm::cl::desc("Tensor-parallel degree"),
+                     llvm::cl::init(1)};
+  Option<int64_t> cp{*this, "cp", llvm::cl::desc("Context-parallel degree"),
+                     llvm::cl::init(1)};
+  Option<int64_t> ep{*this, "ep", llvm::cl::desc("Expert-parallel degree"),
+                     llvm::cl::init(1)};
+  Option<int64_t> pp{*this, "pp", llvm::cl::desc("Pipeline-parallel degree"),
+                     llvm::cl::init(1)};
+  Option<bool> sp{*this, "sp",
+                  llvm::cl::desc("Megatron sequence parallelism (with tp > 1)"),
+                  llvm::cl::init(true)};
+  Option<int64_t> zero{*this, "zero", llvm::cl::desc("ZeRO stage 0-3 (3 = FSDP)"),
+                       llvm::cl::init(0)};
+  Option<std::string> order{*this, "order",
+                            llvm::cl::desc("Grid axes, outermost first"),
+                            llvm::cl::init("pp,dp,cp,ep,tp")};
+  Option<std::string> rules{*this, "rules",
+                            llvm::cl::desc("JSON file overriding the sharding rules")};
+  // The pipeline.
+  Option<std::string> schedule{*this, "schedule",
+                               llvm::cl::desc("gpipe, 1f1b or interleaved"),
+                               llvm::cl::init("1f1b")};
+  Option<int64_t> virtualStages{*this, "virtual-stages",
+                                llvm::cl::desc("Chunks per rank (interleaved)"),
+                                llvm::cl::init(1)};
+  ListOption<int64_t> layersPerStage{*this, "layers-per-stage",
+                                     llvm::cl::desc("Layers of each stage")};
+  // The step.
+  Option<int64_t> microBatches{*this, "micro-batches",
+                               llvm::cl::desc("Micro-batches per iteration"),
+                               llvm::cl::init(1)};
+  Option<std::string> optimizer{*this, "optimizer",
+                                llvm::cl::desc("sgd, adam or adamw"),
+                                llvm::cl::init("adamw")};
+  Option<std::string> precision{*this, "precision",
+                                llvm::cl::desc("mixed or fp32"),
+                                llvm::cl::init("mixed")};
+  Option<std::string> recompute{*this, "recompute",
+                                llvm::cl::desc("none, selective or full"),
+                                llvm::cl::init("none")};
+};
+
+void buildTrainPipeline(OpPassManager &pm, const TrainOptions &o) {
+  if (o.pp > 1 || o.schedule != "1f1b" || o.virtualStages > 1) {
+    StagePipelineOptions p;
+    p.pp = o.pp;
+    p.schedule = o.schedule;
+    p.virtualStages = o.virtualStages;
+    p.layersPerStage.assign(o.layersPerStage.begin(), o.layersPerStage.end());
+    p.order = o.order;
+    pm.addPass(createStagePipeline(p));
+  }
+  StageRecomputeOptions r;
+  r.policy = o.recompute;
+  pm.addPass(createStageRecompute(r));
+  StageAutodiffOptions a;
+  a.microBatches = o.microBatches;
+  a.optimizer = o.optimizer;
+  a.precision = o.precision;
+  pm.addPass(createStageAutodiff(a));
+  StageShardOptions s;
+  s.dp = o.dp;
+  s.tp = o.tp;
+  s.cp = o.cp;
+  s.ep = o.ep;
+  s.pp = o.pp;
+  s.sp = o.sp;
+  s.zero = o.zero;
+  s.order = o.order;
+  s.rules = o.rules;
+  pm.addPass(createStageShard(s));
+  pm.addPass(createStagePartition());
+}
+} // namespace
+
+void mlir::stage::registerStagePipelines() {
+  PassPipelineRegistration<TrainOptions>(
+      "stage-train",
+      "A forward graph to the SPMD program of one training iteration: "
+      "stage-pipeline (pp > 1), stage-recompute, stage-autodiff, stage-shard, "
+      "stage-partition",
+      buildTrainPipeline);
+}
