@@ -12,11 +12,12 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.stage_obj_root, "test")
-config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py"]
+config.excludes = ["Inputs", "Utils", "lit.cfg.py", "lit.site.cfg.py"]
 
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 config.substitutions.append(("%stage_src", config.stage_src_root))
 config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(("%skeleton", sys.executable + " " + os.path.join(config.test_source_root, "Utils", "skeleton.py")))
 config.substitutions.append(("%examples", os.path.join(config.stage_src_root, "examples")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])

@@ -344,12 +344,29 @@ Result<Rational> Expr::evaluateRational(const Bindings &b) const {
   return sum;
 }
 
+/// A monomial's value as the quotient the user wrote, before reduction
+/// (`H/tp = 4/8`, not `1/2`), so that both bound values are recognizable.
+static std::string unreducedQuotient(const Expr &e, const Bindings &b,
+                                     const Rational &value) {
+  if (!e.isMonomial())
+    return value.str();
+  const Expr::Term &t = e.terms()[0];
+  BigInt num = t.coef.numerator(), den = t.coef.denominator();
+  for (const auto &[name, exp] : t.mono.factors()) {
+    BigInt v(b.find(name)->second);
+    for (int i = 0; i < std::abs(exp); ++i)
+      (exp > 0 ? num : den) *= v;
+  }
+  return toString(num) + "/" + toString(den);
+}
+
 Result<int64_t> Expr::evaluate(const Bindings &b) const {
   Result<Rational> r = evaluateRational(b);
   if (!r)
     return Result<int64_t>::failure(r.error());
   if (!r->isInteger()) {
-    std::string msg = str() + " = " + r->str() + " is not an integer";
+    std::string msg =
+        str() + " = " + unreducedQuotient(*this, b, *r) + " is not an integer";
     std::string hint = divisibilityHint(*this);
     if (!hint.empty())
       msg += ": " + hint;

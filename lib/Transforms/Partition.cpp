@@ -106,31 +106,40 @@ public:
       for (const std::string &a : cur.dims[d])
         if (!has(want.dims[d], a))
           extra.push_back(a);
+      // Axes that move to another dimension go one by one; those that
+      // leave are gathered in one collective over their combined group.
+      AxisList gather;
       for (const std::string &a : extra) {
         llvm::erase(cur.dims[d], a);
         int to = want.dimOf(a);
-        if (to >= 0 && to != int(d)) {
-          cur.dims[to].push_back(a);
-          v = emit(AllToAllOp::create(b, loc, v.getType(), v, grid, axes({a}),
-                                      b.getI64IntegerAttr(to),
-                                      b.getI64IntegerAttr(d)),
-                   cur);
-        } else {
-          v = emit(AllGatherOp::create(b, loc, v.getType(), v, grid, axes({a}),
-                                       b.getI64IntegerAttr(d)),
-                   cur);
+        if (to < 0 || to == int(d)) {
+          gather.push_back(a);
+          continue;
         }
+        cur.dims[to].push_back(a);
+        v = emit(AllToAllOp::create(b, loc, v.getType(), v, grid, axes({a}),
+                                    b.getI64IntegerAttr(to),
+                                    b.getI64IntegerAttr(d)),
+                 cur);
       }
+      if (!gather.empty())
+        v = emit(AllGatherOp::create(b, loc, v.getType(), v, grid,
+                                     axes(gather), b.getI64IntegerAttr(d)),
+                 cur);
     }
     // 3. Splits the target adds: each rank keeps its piece.
-    for (unsigned d = 0; d < cur.dims.size(); ++d)
+    for (unsigned d = 0; d < cur.dims.size(); ++d) {
+      AxisList split;
       for (const std::string &a : want.dims[d])
-        if (!has(cur.dims[d], a)) {
-          cur.dims[d].push_back(a);
-          v = emit(LocalSplitOp::create(b, loc, v.getType(), v, grid, axes({a}),
-                                        b.getI64IntegerAttr(d)),
-                   cur);
-        }
+        if (!has(cur.dims[d], a))
+          split.push_back(a);
+      if (split.empty())
+        continue;
+      llvm::append_range(cur.dims[d], split);
+      v = emit(LocalSplitOp::create(b, loc, v.getType(), v, grid, axes(split),
+                                    b.getI64IntegerAttr(d)),
+               cur);
+    }
     (void)ctx;
     return v;
   }
@@ -242,6 +251,57 @@ static void localizeTypes(Operation *root) {
   });
 }
 
+/// Every annotation fits its value (rank) and the grid (known axes): hand-written or foreign shardings are checked before any
+/// collective is built from them.
+static LogicalResult verifyShardings(ModuleOp module, GridOp grid) {
+  SmallVector<StringRef> gridAxes;
+  for (Attribute a : grid.getAxes())
+    gridAxes.push_back(cast<StringAttr>(a).getValue());
+  auto check = [&](Operation *op, Value v, ShardingAttr s,
+                   StringRef what) -> LogicalResult {
+    auto t = dyn_cast<SymTensorType>(v.getType());
+    if (!s || !t)
+      return success();
+    if (s.getRank() != t.getRank())
+      return op->emitOpError()
+             << what << " has " << s.getRank() << " dimensions, its value "
+             << t.getRank();
+    SmallVector<std::string> all = s.getPartialAxes();
+    for (unsigned d = 0; d < s.getRank(); ++d)
+      llvm::append_range(all, s.getDimAxes(d));
+    for (const std::string &a : all) {
+      if (!llvm::is_contained(gridAxes, a))
+        return op->emitOpError()
+               << what << " names axis '" << a << "', which grid @"
+               << grid.getSymName() << " does not have";
+    }
+    return success();
+  };
+  WalkResult r = module.walk([&](Operation *op) {
+    for (OpResult res : op->getResults())
+      if (failed(check(op, res, getSharding(res), "the sharding of result #" +
+                                                      std::to_string(res.getResultNumber()))) ||
+          failed(check(op, res, getNaturalSharding(op, res.getResultNumber()),
+                       "the natural sharding of result #" +
+                           std::to_string(res.getResultNumber()))))
+        return WalkResult::interrupt();
+    for (OpOperand &use : op->getOpOperands())
+      if (failed(check(op, use.get(),
+                       getOperandSharding(op, use.getOperandNumber()),
+                       "the sharding needed of operand #" +
+                           std::to_string(use.getOperandNumber()))))
+        return WalkResult::interrupt();
+    for (Region &region : op->getRegions())
+      for (BlockArgument arg : region.getArguments())
+        if (failed(check(op, arg, getSharding(arg),
+                         "the sharding of block argument #" +
+                             std::to_string(arg.getArgNumber()))))
+          return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
+}
+
 struct PartitionPass
     : mlir::stage::impl::StagePartitionBase<PartitionPass> {
   void runOnOperation() override {
@@ -252,6 +312,8 @@ struct PartitionPass
                        "(no stage.grid in the module)");
       return signalPassFailure();
     }
+    if (failed(verifyShardings(module, grid)))
+      return signalPassFailure();
     auto ref = FlatSymbolRefAttr::get(grid.getSymNameAttr());
     Partitioner p(ref);
     for (auto fn : module.getOps<func::FuncOp>())

@@ -101,6 +101,9 @@ private:
     return rules.getDesired(cast<SymTensorType>(v.getType()));
   }
   ShardingAttr weightGradSharding(SymTensorType t, ArrayRef<std::string> partial);
+  /// How a value the backward keeps is stored: as it is, or (keep-gathered)
+  /// as the gathered copy the forward already made of it.
+  ShardingAttr storedSharding(Value v, Block *block);
   void markGradients(MicrobatchesOp op);
 
   double bytes(Value v) { return rules.getBytes(cast<SymTensorType>(v.getType())); }
@@ -144,6 +147,19 @@ ShardingAttr Planner::weightGradSharding(SymTensorType t,
         llvm::is_contained(partial, a))
       l.partial.push_back(a);
   return l.attr(ctx);
+}
+
+ShardingAttr Planner::storedSharding(Value v, Block *block) {
+  ShardingAttr s = current(v);
+  if (!rules.getPlan().keepGathered)
+    return s;
+  Layout l = Layout::of(s, s.getRank());
+  for (AxisList &axes : l.dims)
+    llvm::erase_if(axes, [&](const std::string &a) {
+      return gathered.count({v.getAsOpaquePointer(), a, block}) > 0;
+    });
+  l.partial.clear();
+  return s.getPartialAxes().empty() ? l.attr(ctx) : s;
 }
 
 ShardingAttr Planner::keptSharding(Value v) {
@@ -474,7 +490,7 @@ LogicalResult Planner::planRepeat(RepeatOp op) {
       results.push_back(args[i]);
       continue;
     }
-    ShardingAttr s = current(v);
+    ShardingAttr s = storedSharding(v, yield->getBlock());
     yieldNeeds.push_back(s);
     Layout l = Layout::of(s, s.getRank());
     l.dims.insert(l.dims.begin(), AxisList());
@@ -491,7 +507,7 @@ LogicalResult Planner::planMicrobatches(MicrobatchesOp op) {
   Operation *fy = op.getForwardBlock().getTerminator();
   SmallVector<ShardingAttr> kept;
   for (Value v : fy->getOperands())
-    kept.push_back(current(v));
+    kept.push_back(storedSharding(v, fy->getBlock()));
   setOperandShardings(fy, kept);
   setArgShardings(op, 1, kept);
   markGradients(op);
@@ -636,6 +652,7 @@ struct ShardPass : mlir::stage::impl::StageShardBase<ShardPass> {
     if (failed(plan))
       return signalPassFailure();
     plan->sequenceParallel = sp;
+    plan->keepGathered = keepGathered;
     if (zero < 0 || zero > 3) {
       module.emitError("stage-shard: zero=") << int64_t(zero)
                                               << " is not a ZeRO stage (0-3)";

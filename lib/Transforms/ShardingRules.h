@@ -39,6 +39,9 @@ struct ParallelPlan {
   SmallVector<std::string> axes;
   std::map<std::string, int64_t> degree;
   bool sequenceParallel = true;
+  /// Keep the gathered copy of an activation the backward reads again (the
+  /// input of a column-parallel layer under SP) instead of gathering twice.
+  bool keepGathered = false;
   int zeroStage = 0;
   /// role -> axes, in priority order; overrides the Megatron defaults.
   std::map<Role, SmallVector<std::string>> overrides;

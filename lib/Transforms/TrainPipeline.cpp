@@ -25,6 +25,10 @@ struct TrainOptions : public PassPipelineOptions<TrainOptions> {
   Option<bool> sp{*this, "sp",
                   llvm::cl::desc("Megatron sequence parallelism (with tp > 1)"),
                   llvm::cl::init(true)};
+  Option<bool> keepGathered{
+      *this, "keep-gathered",
+      llvm::cl::desc("Keep gathered activations for the backward"),
+      llvm::cl::init(false)};
   Option<int64_t> zero{*this, "zero", llvm::cl::desc("ZeRO stage 0-3 (3 = FSDP)"),
                        llvm::cl::init(0)};
   Option<std::string> order{*this, "order",
@@ -81,6 +85,7 @@ void buildTrainPipeline(OpPassManager &pm, const TrainOptions &o) {
   s.ep = o.ep;
   s.pp = o.pp;
   s.sp = o.sp;
+  s.keepGathered = o.keepGathered;
   s.zero = o.zero;
   s.order = o.order;
   s.rules = o.rules;

@@ -97,6 +97,10 @@ TEST(SymExpr, NonIntegralEvaluationNamesTheDivisor) {
   Result<int64_t> r3 = parse("a/2 + b").evaluate({{"a", 1}, {"b", 1}});
   ASSERT_FALSE(bool(r3));
   EXPECT_EQ(r3.error(), "a/2 + b = 3/2 is not an integer");
+  // The quotient is shown as bound, not reduced: both values stay visible.
+  Result<int64_t> r4 = parse("H/tp").evaluate({{"H", 4}, {"tp", 8}});
+  ASSERT_FALSE(bool(r4));
+  EXPECT_EQ(r4.error(), "H/tp = 4/8 is not an integer: tp must divide H");
 }
 
 TEST(SymExpr, UnboundSymbol) {

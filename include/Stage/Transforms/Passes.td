@@ -132,6 +132,9 @@ def StageShard : Pass<"stage-shard", "::mlir::ModuleOp"> {
            "Pipeline-parallel degree, for the grid (0: the module's binding, else 1)">,
     Option<"sp", "sp", "bool", "true",
            "Megatron sequence parallelism (with tp > 1)">,
+    Option<"keepGathered", "keep-gathered", "bool", "false",
+           "Keep the gathered copy of an activation for the backward instead "
+           "of gathering it again (memory for communication)">,
     Option<"zero", "zero", "int64_t", "0", "ZeRO stage: 0, 1, 2 or 3 (= FSDP)">,
     Option<"order", "order", "std::string", "\"pp,dp,cp,ep,tp\"",
            "Grid axes, outermost first (defines the rank numbering)">,
