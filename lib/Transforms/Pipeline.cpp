@@ -410,15 +410,17 @@ struct PipelinePass : mlir::stage::impl::StagePipelineBase<PipelinePass> {
       return signalPassFailure();
     }
     int64_t v = virtualStages;
+    if (v < 1) {
+      module.emitError("stage-pipeline: virtual-stages=")
+          << v << " is not positive";
+      return signalPassFailure();
+    }
+    // The interleaved schedule without a chunk count: two chunks per rank.
     if (kind == ScheduleKind::interleaved && v == 1)
       v = 2;
     if (kind != ScheduleKind::interleaved && v != 1) {
       module.emitError("stage-pipeline: virtual-stages=")
           << v << " needs schedule=interleaved";
-      return signalPassFailure();
-    }
-    if (v < 1) {
-      module.emitError("stage-pipeline: virtual-stages must be positive");
       return signalPassFailure();
     }
     PlanRequest req;

@@ -29,7 +29,8 @@ struct RecomputePass
       return signalPassFailure();
     }
     WalkResult trained = module.walk([](MicrobatchesOp op) {
-      op.emitError("stage-recompute must run before stage-autodiff");
+      op.emitError("stage-recompute must run before stage-autodiff: this "
+                   "program is already a training step");
       return WalkResult::interrupt();
     });
     if (trained.wasInterrupted())

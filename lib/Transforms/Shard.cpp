@@ -391,8 +391,11 @@ LogicalResult Planner::planWithModel(Operation *op, const FactorModel &m) {
                        : keptSharding(r));
     // Partial sums that are only added up stay partial: the sum is resolved
     // once (the gradients of the q, k and v projections, as one fused
-    // projection would). A value nobody reads is not resharded.
-    if (r.use_empty() || (!l.partial.empty() && feedsOnlyAdds(r))) {
+    // projection would). A value nobody reads, or only the loss marker, is
+    // not resharded.
+    bool onlyLoss = llvm::all_of(r.getUsers(),
+                                 [](Operation *u) { return isa<LossOp>(u); });
+    if (onlyLoss || (!l.partial.empty() && feedsOnlyAdds(r))) {
       kept.back() = natural.back();
       continue;
     }
@@ -561,8 +564,14 @@ LogicalResult Planner::planOp(Operation *op) {
     setResultShardings(op, {keptSharding(op->getResult(0))});
     return success();
   }
-  if (isa<SendOp, LossOp>(op)) {
+  if (isa<SendOp>(op)) {
     setOperandShardings(op, {keptSharding(op->getOperand(0))});
+    return success();
+  }
+  // The loss marker reads each rank's share as it is: reducing the loss
+  // for logging is not part of the step's work.
+  if (isa<LossOp>(op)) {
+    setOperandShardings(op, {current(op->getOperand(0))});
     return success();
   }
   if (auto rep = dyn_cast<RepeatOp>(op))

@@ -6,13 +6,16 @@ that a test can state the exact sequence of collectives of a program with
 CHECK-NEXT.
 """
 import re
+import signal
 import sys
+
+signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 
 COLLECTIVES = ("all_gather", "all_reduce", "reduce_scatter", "all_to_all",
                "local_split", "send", "recv")
 LANDMARKS = ("embedding", "embedding_grad", "cross_entropy", "attention",
              "attention_grad", "dispatch", "dispatch_grad", "combine",
-             "combine_grad", "pipeline_stage", "optimizer_step")
+             "combine_grad", "pipeline", "pipeline_stage", "optimizer_step")
 
 op_re = re.compile(r"stage\.(\w+)")
 ssa_re = re.compile(r"%[\w#]+(:\d+)?")
@@ -37,7 +40,7 @@ for line in sys.stdin:
     elif op in LANDMARKS:
         if op == "optimizer_step":
             print("optimizer_step")
-        elif op == "pipeline_stage":
+        elif op in ("pipeline_stage", "pipeline"):
             print(ssa_re.sub("%", rest.split(" {")[0].split(" (")[0]))
         else:
             print(op)
