@@ -14,6 +14,8 @@
 
 #include "Stage/Transforms/Passes.h"
 
+#include "FunctionInputs.h"
+
 #include "TypeRewriting.h"
 
 #include "Stage/Analysis/Bindings.h"
@@ -552,19 +554,6 @@ static PipelineOp getPipeline(func::FuncOp fn) {
   return ops.empty() ? PipelineOp() : *ops.begin();
 }
 
-/// Function arguments become inputs, so the step takes no arguments.
-static void argumentsToInputs(func::FuncOp fn) {
-  Block &entry = fn.getBody().front();
-  OpBuilder b = OpBuilder::atBlockBegin(&entry);
-  for (BlockArgument arg : entry.getArguments()) {
-    if (!isa<SymTensorType>(arg.getType()))
-      continue;
-    auto in = InputOp::create(b, arg.getLoc(), arg.getType(),
-                              "arg" + std::to_string(arg.getArgNumber()));
-    arg.replaceAllUsesWith(in);
-  }
-}
-
 namespace {
 struct AutodiffPass
     : mlir::stage::impl::StageAutodiffBase<AutodiffPass> {
@@ -621,7 +610,7 @@ struct AutodiffPass
         }
         continue;
       }
-      argumentsToInputs(fn);
+      convertArgumentsToInputs(fn);
       Block &entry = fn.getBody().front();
       Operation *ret = entry.getTerminator();
       if (failed(trainProgram(entry, ret, opts)))
@@ -629,8 +618,6 @@ struct AutodiffPass
       OpBuilder b(ret);
       func::ReturnOp::create(b, ret->getLoc());
       ret->erase();
-      while (entry.getNumArguments())
-        entry.eraseArgument(0);
       fn.setFunctionType(FunctionType::get(&getContext(), {}, {}));
     }
   }

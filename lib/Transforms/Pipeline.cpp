@@ -12,6 +12,8 @@
 
 #include "Stage/Transforms/Passes.h"
 
+#include "FunctionInputs.h"
+
 #include "PlanSetup.h"
 
 #include "Stage/Analysis/CostAnalysis.h"
@@ -439,6 +441,7 @@ struct PipelinePass : mlir::stage::impl::StagePipelineBase<PipelinePass> {
     for (auto fn : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
       if (fn.isExternal() || !fn.getOps<PipelineOp>().empty())
         continue;
+      convertArgumentsToInputs(fn);
       Pipeliner p(fn, grid, stages, v, kind, plan->bindings);
       if (failed(p.run(sizes)))
         return signalPassFailure();

@@ -7,6 +7,7 @@
 #include "RankLayout.h"
 #include "TraceSetWriter.h"
 #include "Workload.h"
+#include "WorkloadCheck.h"
 
 #include "Stage/Analysis/DeviceModel.h"
 #include "Stage/Dialect/Stage/IR/StageOps.h"
@@ -82,7 +83,7 @@ static LogicalResult emitTraces(Operation *op, raw_ostream &os) {
              << o.device << ": unknown device; presets: " << getDevicePresetNames();
   }
   FailureOr<Workload> w = buildWorkload(module, *b, device ? &*device : nullptr);
-  if (failed(w))
+  if (failed(w) || failed(checkWorkload(*w, module.getLoc())))
     return failure();
   RankLayout layout(*w);
 

@@ -88,8 +88,12 @@ Deps ClassBuilder::depsOf(ValueRange values) {
   llvm::SmallSetVector<uint32_t, 8> set;
   for (Value v : values) {
     auto it = env.find(v);
-    if (it != env.end())
-      set.insert(it->second.deps.begin(), it->second.deps.end());
+    if (it == env.end())
+      continue;
+    set.insert(it->second.deps.begin(), it->second.deps.end());
+    // A consumer of a whole stack waits for every slice of it.
+    for (const Deps &slice : it->second.slices)
+      set.insert(slice.begin(), slice.end());
   }
   return Deps(set.begin(), set.end());
 }
@@ -357,9 +361,11 @@ LogicalResult ClassBuilder::run(ArrayRef<Block *> chunks,
   for (auto [ci, chunk] : llvm::enumerate(chunks)) {
     MicrobatchesOp mb = loops[ci];
     if (!mb) {
-      // A forward-only program runs once.
+      // A forward-only program (inference) runs once.
+      phase = "fwd";
       if (failed(emitBlock(*chunk)))
         return failure();
+      phase = "opt";
       continue;
     }
     for (unsigned i = 0; i < mb.getNumResults(); ++i) {
