@@ -11,6 +11,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/CommandLine.h"
 
 namespace mlir::stage {
 
@@ -27,6 +29,18 @@ inline void registerAllTranslations() {
   registerHFImportTranslation();
   registerToChakraTranslation();
   registerToReportTranslation();
+}
+
+/// An error names its location and shows that source line; printing the
+/// whole failing op as well (MLIR's default) would dump a training step of
+/// thousands of lines for a module-level error. `--mlir-print-op-on-diagnostic`
+/// turns it back on.
+inline void setDiagnosticDefaults() {
+  registerMLIRContextCLOptions();
+  auto &options = llvm::cl::getRegisteredOptions();
+  auto it = options.find("mlir-print-op-on-diagnostic");
+  if (it != options.end())
+    static_cast<llvm::cl::opt<bool> *>(it->second)->setInitialValue(false);
 }
 
 } // namespace mlir::stage

@@ -35,3 +35,7 @@ FailureOr<sym::Bindings> mlir::stage::getEffectiveBindings(ModuleOp module) {
   }
   return getModuleBindings(module, overrides);
 }
+
+void mlir::stage::reportLocationsOnly(MLIRContext *ctx) {
+  ctx->printOpOnDiagnostic(false);
+}

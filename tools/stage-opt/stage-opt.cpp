@@ -8,6 +8,7 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::stage::registerAllDialects(registry);
   mlir::stage::registerAllPasses();
+  mlir::stage::setDiagnosticDefaults();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "stage optimizer: symbolic tensor graphs of LLM workloads\n",
       registry));

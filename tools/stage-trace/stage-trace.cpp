@@ -1,6 +1,6 @@
 //===- stage-trace.cpp - Checks and statistics of Chakra trace sets -------===//
 //
-//   stage-trace verify DIR [--prefix=workload] [--groups=FILE] [--threads=N]
+//   stage-trace verify DIR [--prefix=workload] [--groups=FILE] [--jobs=N]
 //   stage-trace stats DIR  [--prefix=workload] [--groups=FILE]
 //
 // Works on any generator's traces: <prefix>.<rank>.et for every rank and the
@@ -16,20 +16,27 @@
 
 namespace cl = llvm::cl;
 
+static cl::OptionCategory category("stage-trace options");
 static cl::opt<std::string> command(cl::Positional, cl::Required,
-                                    cl::desc("<verify|stats>"));
+                                    cl::desc("<verify|stats>"), cl::cat(category));
 static cl::opt<std::string> directory(cl::Positional, cl::Required,
-                                      cl::desc("<trace directory>"));
+                                      cl::desc("<trace directory>"),
+                                      cl::cat(category));
 static cl::opt<std::string> prefix("prefix",
                                    cl::desc("Trace files are <prefix>.<rank>.et"),
-                                   cl::init("workload"));
+                                   cl::init("workload"), cl::cat(category));
 static cl::opt<std::string> groups(
-    "groups", cl::desc("Communicator groups file (default <dir>/<prefix>.json)"));
-static cl::opt<unsigned> jobs("j", cl::desc("Threads (0: all cores)"),
-                              cl::init(0));
+    "groups", cl::desc("Communicator groups file (default <dir>/<prefix>.json)"),
+    cl::cat(category));
+// LLVM's libraries already register `threads`.
+static cl::opt<unsigned> jobs("jobs", cl::desc("Threads (0: all cores)"),
+                              cl::init(0), cl::cat(category));
+static cl::alias jobsShort("j", cl::desc("Alias for --jobs"),
+                           cl::aliasopt(jobs), cl::cat(category));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "stage-trace: check Chakra execution trace sets\n");
   stage::trace::TraceSetOptions o;

@@ -16,6 +16,7 @@ int main(int argc, char **argv) {
       mlir::stage::setTraceThreads(n);
   }
   mlir::stage::registerAllTranslations();
+  mlir::stage::setDiagnosticDefaults();
   return mlir::failed(mlir::mlirTranslateMain(
       argc, argv, "stage translations: model import, reports, Chakra traces\n"));
 }

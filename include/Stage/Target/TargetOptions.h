@@ -16,6 +16,10 @@ void registerBindingOption();
 /// module.
 FailureOr<sym::Bindings> getEffectiveBindings(ModuleOp module);
 
+/// mlir-translate shows the failing op with every error: for an error at
+/// the module, the whole program. The translations show locations only.
+void reportLocationsOnly(MLIRContext *ctx);
+
 } // namespace mlir::stage
 
 #endif // STAGE_TARGET_TARGETOPTIONS_H

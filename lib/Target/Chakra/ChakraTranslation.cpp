@@ -68,6 +68,7 @@ static LogicalResult parseRanks(Location loc, StringRef text, int64_t &first,
 }
 
 static LogicalResult emitTraces(Operation *op, raw_ostream &os) {
+  reportLocationsOnly(op->getContext());
   auto module = dyn_cast<ModuleOp>(op);
   if (!module)
     return op->emitError("expected a module");

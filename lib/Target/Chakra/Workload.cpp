@@ -20,6 +20,7 @@
 #include "llvm/ADT/SetVector.h"
 
 #include <map>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::stage;
@@ -207,10 +208,12 @@ LogicalResult ClassBuilder::emitRepeat(RepeatOp op) {
   SmallVector<Deps> carried;
   for (Value init : op.getInits())
     carried.push_back(depsOf(init));
-  SmallVector<const Produced *> stacks;
+  // Copies: the body's nodes grow `env`, which moves its entries.
+  std::vector<std::optional<Produced>> stacks;
   for (Value s : op.getSlices()) {
     auto it = env.find(s);
-    stacks.push_back(it == env.end() ? nullptr : &it->second);
+    stacks.push_back(it == env.end() ? std::nullopt
+                                     : std::optional<Produced>(it->second));
   }
   Block &body = op.getBodyBlock();
   auto yield = cast<YieldOp>(body.getTerminator());
@@ -221,7 +224,7 @@ LogicalResult ClassBuilder::emitRepeat(RepeatOp op) {
     for (unsigned c = 0; c < nCarry; ++c)
       env[body.getArgument(c)] = Produced{carried[c], {}};
     for (auto [j, arg] : llvm::enumerate(op.getSliceArgs())) {
-      const Produced *p = stacks[j];
+      const std::optional<Produced> &p = stacks[j];
       Deps d;
       if (p && !p->slices.empty())
         d = p->slices[i];
@@ -423,6 +426,24 @@ FailureOr<Workload> mlir::stage::chakra::buildWorkload(ModuleOp module,
     return fn.emitError("still carries sharding annotations: run "
                         "stage-partition before emitting traces");
 
+  // Every shape a rank holds is whole under these bindings (`--bind` may
+  // rebind a degree the program was partitioned for).
+  WalkResult whole = fn.walk([&](Operation *op) {
+    for (Value v : op->getResults()) {
+      auto t = dyn_cast<SymTensorType>(v.getType());
+      if (!t)
+        continue;
+      for (unsigned d = 0; d < t.getRank(); ++d)
+        if (sym::Result<int64_t> n = t.getDim(d).evaluate(b); !n) {
+          op->emitError("dimension ") << d << " of the result: " << n.error();
+          return WalkResult::interrupt();
+        }
+    }
+    return WalkResult::advance();
+  });
+  if (whole.wasInterrupted())
+    return failure();
+
   int64_t pp = w.ppAxis >= 0 ? w.degrees[w.ppAxis] : 1;
   auto pipes = fn.getBody().front().getOps<PipelineOp>();
   SmallVector<Block *> blocks;
@@ -432,7 +453,7 @@ FailureOr<Workload> mlir::stage::chakra::buildWorkload(ModuleOp module,
   if (!pipes.empty()) {
     PipelineOp pipe = *pipes.begin();
     if (pipe.getNumPhysicalStages() != pp)
-      return pipe.emitError("has ")
+      return pipe.emitOpError("has ")
              << pipe.getNumPhysicalStages() << " stages per rank group but pp = "
              << pp;
     shape.kind = pipe.getSchedule();

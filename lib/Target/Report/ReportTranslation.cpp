@@ -40,6 +40,7 @@ void mlir::stage::registerToReportTranslation() {
       "stage-to-report",
       "FLOPs and bytes of each function, symbolic and bound",
       [](Operation *op, raw_ostream &os) -> LogicalResult {
+        reportLocationsOnly(op->getContext());
         auto module = dyn_cast<ModuleOp>(op);
         if (!module)
           return op->emitError("expected a module");
