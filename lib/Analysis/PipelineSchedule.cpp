@@ -76,9 +76,9 @@ mlir::stage::getStageSchedule(const ScheduleShape &s, int64_t p) {
   return steps;
 }
 
-std::optional<double> mlir::stage::simulateSchedule(const ScheduleShape &s,
-                                                    double forward,
-                                                    double backward) {
+std::optional<Timeline> mlir::stage::simulateTimeline(const ScheduleShape &s,
+                                                     double forward,
+                                                     double backward) {
   int64_t pp = s.stages, chunks = pp * s.virtualStages;
   double fs = forward / double(s.virtualStages),
          bs = backward / double(s.virtualStages);
@@ -89,6 +89,7 @@ std::optional<double> mlir::stage::simulateSchedule(const ScheduleShape &s,
   std::map<std::tuple<bool, int64_t, int64_t>, double> done;
   std::vector<size_t> next(pp, 0);
   std::vector<double> free(pp, 0.0);
+  Timeline timeline(pp);
   size_t remaining = 0;
   for (auto &o : orders)
     remaining += o.size();
@@ -113,6 +114,7 @@ std::optional<double> mlir::stage::simulateSchedule(const ScheduleShape &s,
         continue;
       double end = ready + (st.forward ? fs : bs);
       done[{st.forward, st.chunk, st.microbatch}] = end;
+      timeline[p].push_back({st, ready, end});
       free[p] = end;
       ++next[p];
       --remaining;
@@ -121,9 +123,19 @@ std::optional<double> mlir::stage::simulateSchedule(const ScheduleShape &s,
     if (!progress)
       return std::nullopt;
   }
+  return timeline;
+}
+
+std::optional<double> mlir::stage::simulateSchedule(const ScheduleShape &s,
+                                                    double forward,
+                                                    double backward) {
+  std::optional<Timeline> t = simulateTimeline(s, forward, backward);
+  if (!t)
+    return std::nullopt;
   double makespan = 0;
-  for (double t : free)
-    makespan = std::max(makespan, t);
+  for (const std::vector<TimedStep> &stage : *t)
+    for (const TimedStep &step : stage)
+      makespan = std::max(makespan, step.end);
   return makespan;
 }
 

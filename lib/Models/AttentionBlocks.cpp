@@ -8,11 +8,39 @@ using namespace mlir::stage::models;
 using sym::Expr;
 using symbols::S;
 
+/// Megatron's unfused attention core: the scores, softmax (with the
+/// scaling and causal mask fused, as Megatron's kernel does), dropout of
+/// the probabilities, and their product with the values. Marked as the
+/// attention core, which selective recomputation recomputes.
+static FailureOr<Value> buildUnfusedCore(LayerScope &scope,
+                                         const ModelConfig &c, bool dropout,
+                                         Value q, Value k, Value v) {
+  GraphBuilder &g = scope.body();
+  if (c.kvHeads != c.heads) {
+    emitError(q.getLoc()) << "--attention=unfused needs multi-head attention "
+                             "(num_key_value_heads = num_attention_heads = "
+                          << c.heads << "), not " << c.kvHeads << " kv heads";
+    return failure();
+  }
+  UnitAttr core = UnitAttr::get(q.getContext());
+  auto mark = [&](Value r) {
+    r.getDefiningOp()->setAttr("stage.attention_core", core);
+    return r;
+  };
+  Value scores = mark(g.einsum("bshk,bthk->bhst", {q, k}));
+  Value probs = mark(g.softmax(scores, 3));
+  if (dropout && c.attentionDropout > 0)
+    probs = mark(g.dropout(probs));
+  return mark(g.einsum("bhst,bthk->bshk", {probs, v}));
+}
+
 /// Multi-head and grouped-query attention: q, k, v projections with
-/// optional biases, RoPE unless positions are learned, fused attention,
-/// output projection.
-static Value buildGroupedAttention(LayerScope &scope, const ModelConfig &c,
-                                   Value x) {
+/// optional biases, RoPE unless positions are learned, fused or unfused
+/// attention, output projection.
+static FailureOr<Value> buildGroupedAttention(LayerScope &scope,
+                                              const ModelConfig &c,
+                                              const BuildOptions &opts,
+                                              Value x) {
   GraphBuilder &g = scope.body();
   Expr D = S("D"), H = S("H"), Dh = S("Dh");
   // MHA models (GPT) have no separate kv-head count.
@@ -30,7 +58,15 @@ static Value buildGroupedAttention(LayerScope &scope, const ModelConfig &c,
     q = g.rope(q);
     k = g.rope(k);
   }
-  Value o = g.attention(q, k, v, /*causal=*/true);
+  Value o;
+  if (opts.attention == AttentionImpl::Unfused) {
+    FailureOr<Value> core = buildUnfusedCore(scope, c, opts.dropout, q, k, v);
+    if (failed(core))
+      return failure();
+    o = *core;
+  } else {
+    o = g.attention(q, k, v, /*causal=*/true);
+  }
   Value wo = scope.weight("self_attn.o_proj", {H, Dh, D}, "attention");
   Value out = g.einsum("bshk,hkd->bsd", {o, wo});
   return addBias(scope, out, "self_attn.o_proj.bias", {D}, "attention",
@@ -80,9 +116,17 @@ static Value buildLatentAttention(LayerScope &scope, const ModelConfig &c,
   return g.einsum("bshk,hkd->bsd", {o, wo});
 }
 
-Value mlir::stage::models::buildAttention(LayerScope &scope,
-                                          const ModelConfig &config, Value x) {
-  if (config.attention == AttentionKind::Latent)
+FailureOr<Value> mlir::stage::models::buildAttention(LayerScope &scope,
+                                                     const ModelConfig &config,
+                                                     const BuildOptions &options,
+                                                     Value x) {
+  if (config.attention == AttentionKind::Latent) {
+    if (options.attention == AttentionImpl::Unfused) {
+      emitError(x.getLoc()) << "--attention=unfused is for multi-head "
+                               "attention; latent attention stays fused";
+      return failure();
+    }
     return buildLatentAttention(scope, config, x);
-  return buildGroupedAttention(scope, config, x);
+  }
+  return buildGroupedAttention(scope, config, options, x);
 }

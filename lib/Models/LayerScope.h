@@ -54,7 +54,8 @@ Type getComputeType(MLIRContext *ctx, Precision p);
 
 /// Layer blocks (AttentionBlocks.cpp, FeedForwardBlocks.cpp). Each returns
 /// its contribution to the residual stream.
-Value buildAttention(LayerScope &scope, const ModelConfig &config, Value x);
+FailureOr<Value> buildAttention(LayerScope &scope, const ModelConfig &config,
+                                const BuildOptions &options, Value x);
 Value buildFeedForward(LayerScope &scope, const ModelConfig &config, Value x,
                        bool moe);
 

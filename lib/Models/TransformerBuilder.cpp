@@ -84,8 +84,13 @@ static sym::Bindings getBindings(const ModelConfig &c, const BuildOptions &o,
   return b;
 }
 
-static Value buildLayer(LayerScope &scope, const ModelConfig &c, bool moe) {
+static FailureOr<Value> buildLayer(LayerScope &scope, const ModelConfig &c,
+                                   const BuildOptions &o, bool moe) {
   GraphBuilder &g = scope.body();
+  // Residual dropout: on each block's output, before it joins the stream.
+  auto residual = [&](Value v) {
+    return o.dropout && c.residualDropout > 0 ? g.dropout(v) : v;
+  };
   Expr D = S("D");
   Value x = scope.input();
   auto norm = [&](StringRef name, Value v) {
@@ -96,9 +101,13 @@ static Value buildLayer(LayerScope &scope, const ModelConfig &c, bool moe) {
                   v, w, b);
   };
   Value h = norm("input_layernorm", x);
-  x = g.ewise(EwiseKind::add, {x, buildAttention(scope, c, h)});
+  FailureOr<Value> attn = buildAttention(scope, c, o, h);
+  if (failed(attn))
+    return failure();
+  x = g.ewise(EwiseKind::add, {x, residual(*attn)});
   Value h2 = norm("post_attention_layernorm", x);
-  return g.ewise(EwiseKind::add, {x, buildFeedForward(scope, c, h2, moe)});
+  return g.ewise(EwiseKind::add,
+                 {x, residual(buildFeedForward(scope, c, h2, moe))});
 }
 
 OwningOpRef<ModuleOp> mlir::stage::buildTransformer(MLIRContext *ctx,
@@ -128,11 +137,16 @@ OwningOpRef<ModuleOp> mlir::stage::buildTransformer(MLIRContext *ctx,
     Value table = g.param("embed_positions", {S("P"), D}, act, "embedding");
     x = g.ewise(EwiseKind::add, {x, g.embedding(table, positions)});
   }
+  if (o.dropout && c.embeddingDropout > 0)
+    x = g.dropout(x);
 
   SmallVector<LayerRun> runs = getLayerRuns(c);
   for (const LayerRun &run : runs) {
     LayerScope scope(b, loc, run.count, run.prefix, act, x);
-    x = scope.finish(buildLayer(scope, c, run.moe));
+    FailureOr<Value> out = buildLayer(scope, c, o, run.moe);
+    if (failed(out))
+      return {};
+    x = scope.finish(*out);
   }
 
   Value normW = g.param("norm", {D}, act, "norm");

@@ -136,7 +136,8 @@ public:
     if (Value known = kept.lookup(v))
       return known;
     Operation *def = v.getDefiningOp();
-    if (def && isDefinedHere(v) && def->hasAttr(kRecomputableAttrName))
+    if (def && isDefinedHere(v) && def->hasAttr(kRecomputableAttrName) &&
+        !def->hasAttr(kKeepResultAttrName))
       return recompute(def, v);
     Value b = keep(v);
     kept[v] = b;
@@ -151,8 +152,9 @@ public:
     for (Operation &op : forward.without_terminator())
       ops.push_back(&op);
     for (Operation *op : ops)
-      if (op->hasAttr(kRecomputableAttrName) && op->getNumResults())
-        (void)getForward(op->getResult(0));
+      if (op->hasAttr(kRecomputableAttrName) && op->getNumResults() &&
+          !kept.count(op->getResult(0)))
+        (void)recompute(op, op->getResult(0));
     for (Operation *op : llvm::reverse(ops)) {
       graph.setLoc(op->getLoc());
       if (failed(differentiate(op)))
@@ -212,7 +214,11 @@ private:
       map.map(operand, getForward(operand));
     Operation *clone = opBuilder.clone(*def, map);
     clone->removeAttr(kRecomputableAttrName);
+    clone->removeAttr(kKeepResultAttrName);
     clone->setAttr(kRecomputeAttrName, opBuilder.getUnitAttr());
+    // A result that is stored anyway is re-run but not read back.
+    if (def->hasAttr(kKeepResultAttrName))
+      return clone->getResult(cast<OpResult>(v).getResultNumber());
     for (auto [o, c] : llvm::zip(def->getResults(), clone->getResults()))
       kept[o] = c;
     return kept.lookup(v);

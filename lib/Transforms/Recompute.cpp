@@ -44,6 +44,17 @@ struct RecomputePass
       if ((policy == "full" && inLayer) || (policy == "selective" && core))
         op->setAttr(kRecomputableAttrName, mark);
     });
+    // The outputs of a selectively recomputed core are stored anyway.
+    if (policy == "selective")
+      module.walk([&](Operation *op) {
+        if (!op->hasAttr(kRecomputableAttrName))
+          return;
+        for (Operation *user : op->getUsers())
+          if (!user->hasAttr(kRecomputableAttrName)) {
+            op->setAttr(kKeepResultAttrName, mark);
+            return;
+          }
+      });
   }
 };
 } // namespace

@@ -22,6 +22,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
 
+#include <map>
 #include <set>
 
 namespace mlir::stage {
@@ -82,6 +83,7 @@ public:
   void nextRound() {
     paid = std::move(gathered);
     gathered.clear();
+    moved.clear();
   }
 
 private:
@@ -104,6 +106,8 @@ private:
   /// How a value the backward keeps is stored: as it is, or (keep-gathered)
   /// as the gathered copy the forward already made of it.
   ShardingAttr storedSharding(Value v, Block *block);
+  /// Notes that `v` reaches a consumer in `block` by an all-to-all.
+  void recordMove(Value v, Block *block, ShardingAttr need);
   void markGradients(MicrobatchesOp op);
 
   double bytes(Value v) { return rules.getBytes(cast<SymTensorType>(v.getType())); }
@@ -117,6 +121,9 @@ private:
   /// the same value gets the gathered copy for free (q, k and v projections
   /// share the gathered input, as in Megatron).
   std::set<std::tuple<void *, std::string, Block *>> gathered, paid;
+  /// Values a consumer in a block reads after an all-to-all (the tokens an
+  /// expert layer receives), with the sharding it reads them in.
+  std::map<std::pair<void *, Block *>, ShardingAttr> moved;
 };
 
 } // namespace
@@ -151,6 +158,10 @@ ShardingAttr Planner::weightGradSharding(SymTensorType t,
 
 ShardingAttr Planner::storedSharding(Value v, Block *block) {
   ShardingAttr s = current(v);
+  // What arrived by an all-to-all is kept as it arrived: the backward does
+  // not move it again (Megatron-LM keeps the experts' input tokens).
+  if (auto it = moved.find({v.getAsOpaquePointer(), block}); it != moved.end())
+    return it->second;
   if (!rules.getPlan().keepGathered)
     return s;
   Layout l = Layout::of(s, s.getRank());
@@ -365,10 +376,12 @@ LogicalResult Planner::planWithModel(Operation *op, const FactorModel &m) {
       l.dims.push_back(axesOf(f));
     l.partial = passPartial;
     needs.push_back(l.attr(ctx));
-    for (const std::string &a : rules.getPlan().axes)
+    for (const std::string &a : rules.getPlan().axes) {
       if (cur[i].dimOf(a) >= 0 && l.dimOf(a) < 0)
         gathered.insert({op->getOperand(i).getAsOpaquePointer(), a,
                          op->getBlock()});
+    }
+    recordMove(op->getOperand(i), op->getBlock(), needs.back());
   }
   for (unsigned j = 0; j < nResults; ++j) {
     Layout l;
@@ -462,9 +475,24 @@ void Planner::planDispatchLike(Operation *op) {
   }
   for (Value r : op->getResults())
     kept.push_back(keptSharding(r));
+  for (auto [operand, need] : llvm::zip(op->getOperands(), needs))
+    recordMove(operand, op->getBlock(), need);
   setOperandShardings(op, needs);
   setResultShardings(op, kept);
   setNaturalShardings(op, natural, kept);
+}
+
+void Planner::recordMove(Value v, Block *block, ShardingAttr need) {
+  Layout has = Layout::of(current(v), need.getRank()),
+         wants = Layout::of(need, need.getRank());
+  if (!wants.partial.empty())
+    return;
+  for (const std::string &a : rules.getPlan().axes)
+    if (has.dimOf(a) >= 0 && wants.dimOf(a) >= 0 &&
+        has.dimOf(a) != wants.dimOf(a)) {
+      moved[{v.getAsOpaquePointer(), block}] = need;
+      return;
+    }
 }
 
 LogicalResult Planner::planRepeat(RepeatOp op) {

@@ -31,6 +31,10 @@ const char *getPhaseName(Phase p);
 /// backward recomputes instead of keeping; autodiff puts the second mark on
 /// the copies it makes in the backward.
 constexpr llvm::StringLiteral kRecomputableAttrName("stage.recomputable");
+/// On a recomputable op whose result leaves the recomputed region: the
+/// result is stored all the same (Megatron's checkpoint stores the region's
+/// outputs as the next op's inputs), the op is still re-run.
+constexpr llvm::StringLiteral kKeepResultAttrName("stage.recompute_keeps_result");
 constexpr llvm::StringLiteral kRecomputeAttrName("stage.recompute");
 
 /// Forward ops are those of a micro-batch's forward region (or of a graph

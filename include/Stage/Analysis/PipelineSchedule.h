@@ -41,6 +41,20 @@ std::string checkSchedule(const ScheduleShape &shape);
 std::vector<PipelineStep> getStageSchedule(const ScheduleShape &shape,
                                            int64_t p);
 
+struct TimedStep {
+  PipelineStep step;
+  double start, end;
+};
+/// Per physical stage, its steps with their start and end times.
+using Timeline = std::vector<std::vector<TimedStep>>;
+
+/// The timeline when every stage runs its steps in order, a forward step of
+/// a chunk takes `forward / v` and a backward `backward / v`, and each step
+/// waits for its neighbour's step of the same micro-batch. None if the
+/// orders wait on each other (a schedule bug).
+std::optional<Timeline> simulateTimeline(const ScheduleShape &shape,
+                                         double forward, double backward);
+
 /// The iteration time when every stage runs its steps in order, a forward
 /// step of a chunk takes `forward / v` and a backward `backward / v`, and
 /// each step waits for its neighbour's step of the same micro-batch. None if

@@ -67,6 +67,9 @@ struct ModelConfig {
   ActivationKind activation = ActivationKind::SwiGLU;
   AttentionKind attention = AttentionKind::Grouped;
   LatentAttentionConfig latent;
+  /// Dropout probabilities (GPT-2's embd_pdrop, attn_pdrop, resid_pdrop;
+  /// Llama's attention_dropout); 0 means no dropout op.
+  double embeddingDropout = 0, attentionDropout = 0, residualDropout = 0;
   std::optional<MoEConfig> moe;
 
   /// Whether layer `i` (0-based) is a mixture-of-experts layer.
@@ -78,11 +81,18 @@ struct ModelConfig {
 
 enum class Precision { BF16, FP16, FP32 };
 
+/// How attention is expressed: one fused op (flash attention, what
+/// training frameworks run) or Megatron's unfused core, whose score matrix
+/// is materialized (scores, softmax, dropout, context, each an op).
+enum class AttentionImpl { Fused, Unfused };
+
 /// How the imported training graph is instantiated.
 struct BuildOptions {
   int64_t batch = 8;   // B: sequences per iteration (global batch)
   int64_t seq = 0;     // S: 0 = min(max_position_embeddings, 4096)
   Precision precision = Precision::BF16;
+  AttentionImpl attention = AttentionImpl::Fused;
+  bool dropout = true; // the config's dropout ops (off: none)
 };
 
 } // namespace mlir::stage

@@ -3,6 +3,7 @@
 #ifndef STAGE_TARGET_TARGETOPTIONS_H
 #define STAGE_TARGET_TARGETOPTIONS_H
 
+#include "Stage/Analysis/DeviceModel.h"
 #include "Stage/Support/SymExpr.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -15,6 +16,20 @@ void registerBindingOption();
 /// The module's bindings with `--bind` applied; errors are emitted at the
 /// module.
 FailureOr<sym::Bindings> getEffectiveBindings(ModuleOp module);
+
+/// Registers `--device` (a preset) and the roofline overrides
+/// `--peak-flops`, `--vector-flops`, `--memory-bandwidth`,
+/// `--link-bandwidth`, `--device-memory`, once for all translations.
+void registerDeviceOptions();
+
+/// The device the options describe: a preset with overrides, or, with no
+/// preset named, `fallback` (none if empty) with the overrides. Errors at
+/// the module.
+FailureOr<std::optional<DeviceModel>> getDeviceModel(ModuleOp module,
+                                                     StringRef fallback);
+
+/// `80GiB`, `80GB`, `1.5e9`: bytes; none if the text is no size.
+std::optional<double> parseByteSize(StringRef text);
 
 /// mlir-translate shows the failing op with every error: for an error at
 /// the module, the whole program. The translations show locations only.

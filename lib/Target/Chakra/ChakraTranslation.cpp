@@ -42,10 +42,6 @@ struct ChakraOptions {
       llvm::cl::desc("--stage-to-chakra: print rank R's trace as JSON lines "
                      "(decoded with protobuf) instead of writing files"),
       llvm::cl::init(-1)};
-  llvm::cl::opt<std::string> device{
-      "device",
-      llvm::cl::desc("Roofline device (h100, h200, b200, mi300x): trace "
-                     "nodes also carry duration_micros")};
 };
 } // namespace
 
@@ -76,14 +72,12 @@ static LogicalResult emitTraces(Operation *op, raw_ostream &os) {
   FailureOr<sym::Bindings> b = getEffectiveBindings(module);
   if (failed(b))
     return failure();
-  std::optional<DeviceModel> device;
-  if (!o.device.empty()) {
-    device = getDevicePreset(o.device);
-    if (!device)
-      return module.emitError("--device=")
-             << o.device << ": unknown device; presets: " << getDevicePresetNames();
-  }
-  FailureOr<Workload> w = buildWorkload(module, *b, device ? &*device : nullptr);
+  // With a device, nodes also carry roofline durations (duration_micros).
+  FailureOr<std::optional<DeviceModel>> device = getDeviceModel(module, "");
+  if (failed(device))
+    return failure();
+  FailureOr<Workload> w =
+      buildWorkload(module, *b, *device ? &**device : nullptr);
   if (failed(w) || failed(checkWorkload(*w, module.getLoc())))
     return failure();
   RankLayout layout(*w);
@@ -131,6 +125,7 @@ static LogicalResult emitTraces(Operation *op, raw_ostream &os) {
 void mlir::stage::registerToChakraTranslation() {
   (void)chakraOptions();
   registerBindingOption();
+  registerDeviceOptions();
   TranslateFromMLIRRegistration reg(
       "stage-to-chakra",
       "One Chakra execution trace per rank and the communicator groups",

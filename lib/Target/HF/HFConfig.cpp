@@ -83,6 +83,19 @@ public:
     return s->str();
   }
 
+  /// A probability in [0, 1) that may be absent or null.
+  double probability(StringRef key) {
+    if (failed || !has(key))
+      return 0;
+    std::optional<double> p = obj.get(key)->getAsNumber();
+    if (!p || *p < 0 || *p >= 1) {
+      error() << "field '" << key << "' must be a probability in [0, 1), got "
+              << describe(*obj.get(key));
+      return 0;
+    }
+    return *p;
+  }
+
   /// `num_attention_heads (7) does not divide hidden_size (4096)`.
   void requireDivides(StringRef divisorKey, int64_t divisor,
                       StringRef dividendKey, int64_t dividend) {
@@ -145,6 +158,7 @@ static void readLlamaFamily(ConfigReader &r, ModelConfig &c, bool qkvBias) {
   }
   r.requireDivides("num_key_value_heads", c.kvHeads, "num_attention_heads",
                    c.heads);
+  c.attentionDropout = r.probability("attention_dropout");
   c.norm = NormStyle::RMS;
   c.activation = ActivationKind::SwiGLU;
 }
@@ -168,6 +182,9 @@ static void readGPT2(ConfigReader &r, ModelConfig &c) {
   c.kvHeads = c.heads;
   c.headDim = c.hidden / c.heads;
   c.learnedPositions = true;
+  c.embeddingDropout = r.probability("embd_pdrop");
+  c.attentionDropout = r.probability("attn_pdrop");
+  c.residualDropout = r.probability("resid_pdrop");
   c.qkvBias = c.outputBias = c.mlpBias = c.normBias = true;
   c.norm = NormStyle::Layer;
   c.activation = ActivationKind::GeLU;

@@ -31,6 +31,25 @@ struct ImportOptions {
       llvm::cl::values(clEnumValN(Precision::BF16, "bf16", "bfloat16"),
                        clEnumValN(Precision::FP16, "fp16", "float16"),
                        clEnumValN(Precision::FP32, "fp32", "float32"))};
+  llvm::cl::opt<AttentionImpl> attention{
+      "attention",
+      llvm::cl::desc("--import-hf-config: how attention is expressed"),
+      llvm::cl::init(AttentionImpl::Fused),
+      llvm::cl::values(
+          clEnumValN(AttentionImpl::Fused, "fused",
+                     "one fused (flash) attention op"),
+          clEnumValN(AttentionImpl::Unfused, "unfused",
+                     "Megatron's core: scores, softmax, dropout, context"))};
+  llvm::cl::opt<int64_t> padVocab{
+      "pad-vocab-to",
+      llvm::cl::desc("--import-hf-config: round the vocabulary up to a "
+                     "multiple of N (Megatron-LM pads to 128 * tp)"),
+      llvm::cl::init(1)};
+  llvm::cl::opt<bool> dropout{
+      "dropout",
+      llvm::cl::desc("--import-hf-config: the config's dropout ops "
+                     "(--dropout=false: none)"),
+      llvm::cl::init(true)};
 };
 } // namespace
 
@@ -52,6 +71,14 @@ static OwningOpRef<Operation *> importConfig(llvm::SourceMgr &sourceMgr,
   build.batch = o.batch;
   build.seq = o.seq ? int64_t(o.seq) : std::min<int64_t>(config->maxPositions, 4096);
   build.precision = o.precision;
+  build.attention = o.attention;
+  build.dropout = o.dropout;
+  if (o.padVocab < 1) {
+    emitError(loc) << "--pad-vocab-to=" << int64_t(o.padVocab)
+                   << " is not positive";
+    return {};
+  }
+  config->vocab = (config->vocab + o.padVocab - 1) / o.padVocab * o.padVocab;
   if (build.batch <= 0 || build.seq <= 0) {
     emitError(loc) << "--batch and --seq must be positive";
     return {};

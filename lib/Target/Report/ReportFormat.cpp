@@ -1,4 +1,4 @@
-//===- ReportFormat.cpp - Markdown and JSON renderings --------------------===//
+//===- ReportFormat.cpp - Markdown, JSON and CSV renderings ---------------===//
 
 #include "ReportFormat.h"
 
@@ -17,21 +17,51 @@ std::string mlir::stage::report::exactValue(const sym::Rational &v) {
   return s;
 }
 
-std::string mlir::stage::report::humanReadable(const sym::Rational &v) {
-  static const char *const prefixes[] = {"", "k", "M", "G", "T", "P", "E", "Z", "Y"};
+std::string mlir::stage::report::humanReadable(const sym::Rational &v,
+                                               StringRef unit) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
   double d = v.toDouble();
+  if (unit == "s") {
+    if (d >= 1.0 || d == 0.0)
+      os << llvm::format("%.3f", d) << " s";
+    else if (d >= 1e-3)
+      os << llvm::format("%.3f", d * 1e3) << " ms";
+    else
+      os << llvm::format("%.3f", d * 1e6) << " us";
+    return s;
+  }
+  static const char *const prefixes[] = {"", "k", "M", "G", "T", "P", "E", "Z", "Y"};
   unsigned i = 0;
   while (std::abs(d) >= 1000.0 && i + 1 < std::size(prefixes)) {
     d /= 1000.0;
     ++i;
   }
-  std::string s;
-  llvm::raw_string_ostream os(s);
   if (i == 0 && v.isInteger())
     os << exactValue(v);
   else
     os << llvm::format("%.3f", d) << " " << prefixes[i];
+  os << unit;
   return s;
+}
+
+std::vector<std::pair<std::string, std::string>>
+mlir::stage::report::stageRowKeys(const Report &report, StringRef section) {
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (const StageReport &s : report.stages)
+    if (const Section *sec = s.find(section))
+      for (const Quantity &q : sec->rows)
+        if (llvm::none_of(keys, [&](auto &k) { return k.first == q.key; }))
+          keys.push_back({q.key, q.label});
+  return keys;
+}
+
+static void printBindings(const Report &report, llvm::raw_ostream &os) {
+  bool first = true;
+  for (const auto &[k, v] : report.bindings) {
+    os << (first ? "" : ", ") << k << "=" << v;
+    first = false;
+  }
 }
 
 void mlir::stage::report::printMarkdown(const Report &report,
@@ -43,18 +73,47 @@ void mlir::stage::report::printMarkdown(const Report &report,
       os << "| quantity | symbolic | value | |\n";
       os << "|---|---|---:|---:|\n";
       for (const Quantity &q : s.rows)
-        os << "| " << q.label << " | `" << q.expr.str() << "` | "
-           << exactValue(q.value) << " | " << humanReadable(q.value) << q.unit
+        os << "| " << q.label << " | `" << (q.expr ? q.expr->str() : "") << "` | "
+           << exactValue(q.value) << " | " << humanReadable(q.value, q.unit)
            << " |\n";
     }
     os << "\n";
   }
-  os << "Bindings: ";
-  bool first = true;
-  for (const auto &[k, v] : report.bindings) {
-    os << (first ? "" : ", ") << k << "=" << v;
-    first = false;
+  if (!report.stages.empty()) {
+    os << "# Per rank, by pipeline stage\n\n";
+    if (const std::optional<PipelineReport> &p = report.pipeline)
+      os << "Schedule " << p->schedule << ", pp=" << p->stages
+         << ", " << p->virtualStages << " chunk(s) per rank, "
+         << p->microBatches << " micro-batch(es); bubble "
+         << llvm::format("%.1f", 100.0 * p->bubble) << "% of compute time.\n";
+    for (const Section &proto : report.stages.front().sections) {
+      os << "\n## " << proto.title << "\n\n| quantity |";
+      for (const StageReport &s : report.stages)
+        os << " stage " << s.stage
+           << (s.layers.empty() ? "" : " (layers " + s.layers + ")") << " |";
+      os << "\n|---|";
+      for (size_t i = 0; i < report.stages.size(); ++i)
+        os << "---:|";
+      os << "\n";
+      for (const auto &[key, label] : stageRowKeys(report, proto.key)) {
+        os << "| " << label << " |";
+        for (const StageReport &s : report.stages) {
+          const Section *sec = s.find(proto.key);
+          const Quantity *q = sec ? sec->find(key) : nullptr;
+          os << " " << (q ? humanReadable(q->value, q->unit) : "-") << " |";
+        }
+        os << "\n";
+      }
+    }
+    os << "\nMemory peaks at:";
+    for (const StageReport &s : report.stages)
+      os << " stage " << s.stage << ", " << s.peakAt << ";";
+    os << "\n";
   }
+  for (const std::string &w : report.warnings)
+    os << "\n**Warning:** " << w << "\n";
+  os << "\nBindings: ";
+  printBindings(report, os);
   os << "\n";
 }
 
@@ -64,6 +123,20 @@ static void writeNumber(llvm::json::OStream &j, const sym::Rational &v) {
     j.rawValue(sym::toString(v.numerator()));
   else
     j.value(v.toDouble());
+}
+
+static void writeSection(llvm::json::OStream &j, const Section &s) {
+  j.attributeObject(s.key, [&] {
+    for (const Quantity &q : s.rows)
+      j.attributeObject(q.key, [&] {
+        if (q.expr)
+          j.attribute("expr", q.expr->str());
+        j.attributeBegin("value");
+        writeNumber(j, q.value);
+        j.attributeEnd();
+        j.attribute("unit", q.unit);
+      });
+  });
 }
 
 void mlir::stage::report::printJson(const Report &report,
@@ -79,18 +152,72 @@ void mlir::stage::report::printJson(const Report &report,
         j.object([&] {
           j.attribute("name", f.name);
           for (const Section &s : f.sections)
-            j.attributeObject(s.key, [&] {
-              for (const Quantity &q : s.rows)
-                j.attributeObject(q.key, [&] {
-                  j.attribute("expr", q.expr.str());
-                  j.attributeBegin("value");
-                  writeNumber(j, q.value);
-                  j.attributeEnd();
-                  j.attribute("unit", q.unit);
+            writeSection(j, s);
+        });
+    });
+    if (!report.stages.empty())
+      j.attributeArray("stages", [&] {
+        for (const StageReport &s : report.stages)
+          j.object([&] {
+            j.attribute("stage", s.stage);
+            j.attribute("layers", s.layers);
+            j.attribute("peak_at", s.peakAt);
+            for (const Section &sec : s.sections)
+              writeSection(j, sec);
+          });
+      });
+    if (const std::optional<PipelineReport> &p = report.pipeline)
+      j.attributeObject("pipeline", [&] {
+        j.attribute("schedule", p->schedule);
+        j.attribute("stages", p->stages);
+        j.attribute("virtual_stages", p->virtualStages);
+        j.attribute("micro_batches", p->microBatches);
+        j.attribute("bubble", p->bubble);
+        j.attributeArray("timeline", [&] {
+          for (const std::vector<TimelineStep> &stage : p->timeline)
+            j.array([&] {
+              for (const TimelineStep &t : stage)
+                j.object([&] {
+                  j.attribute("forward", t.forward);
+                  j.attribute("chunk", t.chunk);
+                  j.attribute("microbatch", t.microbatch);
+                  j.attribute("start", t.start);
+                  j.attribute("end", t.end);
                 });
             });
         });
+      });
+    if (report.device)
+      j.attribute("device", report.device->name);
+    j.attributeArray("warnings", [&] {
+      for (const std::string &w : report.warnings)
+        j.value(w);
     });
   });
   os << "\n";
+}
+
+static std::string csvField(StringRef s) {
+  if (s.find_first_of(",\"\n") == StringRef::npos)
+    return s.str();
+  std::string out = "\"";
+  for (char c : s)
+    out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+void mlir::stage::report::printCsv(const Report &report, llvm::raw_ostream &os) {
+  os << "scope,section,key,label,unit,value,expr\n";
+  auto rows = [&](const std::string &scope, const Section &s) {
+    for (const Quantity &q : s.rows)
+      os << csvField(scope) << "," << s.key << "," << q.key << ","
+         << csvField(q.label) << "," << q.unit << "," << exactValue(q.value)
+         << "," << csvField(q.expr ? q.expr->str() : "") << "\n";
+  };
+  for (const FunctionReport &f : report.functions)
+    for (const Section &s : f.sections)
+      rows("@" + f.name, s);
+  for (const StageReport &st : report.stages)
+    for (const Section &s : st.sections)
+      rows("stage " + std::to_string(st.stage), s);
 }

@@ -1,4 +1,4 @@
-//===- ReportFormat.h - Markdown and JSON renderings -------------*- C++ -*-===//
+//===- ReportFormat.h - Renderings of a report ------------------*- C++ -*-===//
 
 #ifndef STAGE_LIB_TARGET_REPORT_REPORTFORMAT_H
 #define STAGE_LIB_TARGET_REPORT_REPORTFORMAT_H
@@ -11,11 +11,19 @@ namespace mlir::stage::report {
 
 void printMarkdown(const Report &report, llvm::raw_ostream &os);
 void printJson(const Report &report, llvm::raw_ostream &os);
+/// One row per number: scope, section, key, label, unit, value, expression.
+void printCsv(const Report &report, llvm::raw_ostream &os);
+/// A self-contained page: tables and inline SVG charts (ReportHtml.cpp).
+void printHtml(const Report &report, llvm::raw_ostream &os);
 
-/// `8030261248` as `8.03 G`; exact values stay in the other column.
-std::string humanReadable(const sym::Rational &v);
+/// `8030261248` as `8.030 G`, seconds as `12.3 ms`; exact values stay in
+/// the other column.
+std::string humanReadable(const sym::Rational &v, llvm::StringRef unit);
 /// The exact decimal value (integers) or a 6-digit decimal (fractions).
 std::string exactValue(const sym::Rational &v);
+/// The rows of the stage sections, in first-seen order across stages.
+std::vector<std::pair<std::string, std::string>>
+stageRowKeys(const Report &report, llvm::StringRef section);
 
 } // namespace mlir::stage::report
 

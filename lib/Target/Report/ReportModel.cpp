@@ -2,15 +2,32 @@
 
 #include "ReportModel.h"
 
+#include "StageReport.h"
+
 #include "Stage/Analysis/Bindings.h"
 #include "Stage/Analysis/CostAnalysis.h"
 #include "Stage/Analysis/ParameterAnalysis.h"
+#include "Stage/Transforms/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 using namespace mlir;
 using namespace mlir::stage;
 using namespace mlir::stage::report;
+
+const Quantity *Section::find(StringRef k) const {
+  for (const Quantity &q : rows)
+    if (q.key == k)
+      return &q;
+  return nullptr;
+}
+
+const Section *StageReport::find(StringRef k) const {
+  for (const Section &s : sections)
+    if (s.key == k)
+      return &s;
+  return nullptr;
+}
 
 static FailureOr<Quantity> quantity(Operation *at, std::string key,
                                     std::string label, std::string unit,
@@ -50,7 +67,8 @@ static FailureOr<FunctionReport> buildFunction(func::FuncOp fn,
   r.sections.push_back(std::move(bytes));
 
   // A training iteration: FLOPs per phase.
-  bool training = !fn.getOps<MicrobatchesOp>().empty();
+  bool training = false;
+  fn.walk([&](MicrobatchesOp) { training = true; });
   if (training) {
     PhaseCosts pc = getPhaseCosts(fn);
     Section phases{"phases", "FLOPs per phase of the iteration", {}};
@@ -110,19 +128,48 @@ static FailureOr<FunctionReport> buildFunction(func::FuncOp fn,
   return r;
 }
 
+/// A partitioned training step: the plan passes ran (a grid, local shapes)
+/// and the function is one iteration.
+static bool isTrainingStep(ModuleOp module, func::FuncOp fn) {
+  bool loop = false;
+  fn.walk([&](MicrobatchesOp) { loop = true; });
+  return loop && getGrid(module);
+}
+
 FailureOr<Report> mlir::stage::report::buildReport(ModuleOp module,
-                                                   const sym::Bindings &b) {
+                                                   const sym::Bindings &b,
+                                                   const ReportRequest &request) {
   if (failed(verifyBindings(module, b)))
     return failure();
   Report report;
   report.bindings = b;
+  report.device = request.device;
+  func::FuncOp step;
   for (auto fn : module.getOps<func::FuncOp>()) {
     FailureOr<FunctionReport> f = buildFunction(fn, b);
     if (failed(f))
       return failure();
     report.functions.push_back(std::move(*f));
+    if (isTrainingStep(module, fn))
+      step = fn;
   }
   if (report.functions.empty())
     return module.emitError("the module has no function to report on");
+  if (step) {
+    // Time estimates need a roofline: H100 unless the request names one.
+    DeviceModel device = request.device ? *request.device : *getDevicePreset("h100");
+    if (failed(buildStageReports(step, b, device, report)))
+      return failure();
+    if (request.device)
+      for (const StageReport &s : report.stages)
+        if (const Quantity *peak = s.find("memory")->find("peak");
+            peak->value.toDouble() > request.device->memoryCapacity)
+          report.warnings.push_back(
+              "stage " + std::to_string(s.stage) + " peaks at " +
+              std::to_string(int64_t(peak->value.toDouble() / 1e9)) +
+              " GB, more than the " +
+              std::to_string(int64_t(request.device->memoryCapacity / 1e9)) +
+              " GB of " + request.device->name);
+  }
   return report;
 }

@@ -3,21 +3,24 @@
 #ifndef STAGE_LIB_TARGET_REPORT_REPORTMODEL_H
 #define STAGE_LIB_TARGET_REPORT_REPORTMODEL_H
 
+#include "Stage/Analysis/DeviceModel.h"
 #include "Stage/Support/SymExpr.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace mlir::stage::report {
 
-/// One number of the report: symbolic and bound.
+/// One number of the report: bound, and symbolic where it has a formula
+/// (a schedule's peak or a roofline time has none).
 struct Quantity {
   std::string key;   // JSON key, snake_case
   std::string label; // table label
-  std::string unit;  // "FLOP", "B"
-  sym::Expr expr;
+  std::string unit;  // "FLOP", "B", "s", ""
+  std::optional<sym::Expr> expr;
   sym::Rational value;
 };
 
@@ -25,6 +28,7 @@ struct Section {
   std::string key;
   std::string title;
   std::vector<Quantity> rows;
+  const Quantity *find(StringRef key) const;
 };
 
 struct FunctionReport {
@@ -32,13 +36,47 @@ struct FunctionReport {
   std::vector<Section> sections;
 };
 
-struct Report {
-  sym::Bindings bindings;
-  std::vector<FunctionReport> functions;
+/// One rank class: a pipeline stage (all its ranks hold the same shapes).
+struct StageReport {
+  int64_t stage = 0;
+  std::string layers; // "0-15", "0-3, 8-11"; empty without a pipeline
+  std::string peakAt; // what runs at the memory peak
+  std::vector<Section> sections;
+  const Section *find(StringRef key) const;
 };
 
-/// Builds the report of every function of `module` under `bindings`.
-FailureOr<Report> buildReport(ModuleOp module, const sym::Bindings &bindings);
+struct TimelineStep {
+  bool forward;
+  int64_t chunk, microbatch;
+  double start, end; // seconds
+};
+
+struct PipelineReport {
+  std::string schedule;
+  int64_t stages = 1, virtualStages = 1, microBatches = 1;
+  double bubble = 0; // idle over ideal compute time
+  std::vector<std::vector<TimelineStep>> timeline;
+};
+
+struct Report {
+  sym::Bindings bindings;
+  std::optional<DeviceModel> device;
+  std::vector<FunctionReport> functions;
+  std::vector<StageReport> stages;
+  std::optional<PipelineReport> pipeline;
+  std::vector<std::string> warnings;
+};
+
+struct ReportRequest {
+  /// The roofline of the time estimates and the memory capacity to warn at.
+  std::optional<DeviceModel> device;
+};
+
+/// Builds the report of `module` under `bindings`: per function its FLOPs,
+/// bytes and parameters; for a partitioned training step, per rank class
+/// its memory, FLOPs, communication and time, and the pipeline.
+FailureOr<Report> buildReport(ModuleOp module, const sym::Bindings &bindings,
+                              const ReportRequest &request);
 
 } // namespace mlir::stage::report
 

@@ -3,26 +3,29 @@
 // RUN: stage-opt %s --stage-recompute=policy=full --stage-autodiff | FileCheck %s --check-prefix=FULL
 // RUN: stage-opt %s --stage-recompute=policy=none --stage-autodiff | FileCheck %s --check-prefix=NONE
 
-// MARK: stage.attention {{.*}} causal {stage.recomputable}
+// MARK: stage.attention {{.*}} causal {stage.recomputable, stage.recompute_keeps_result}
 // MARK-NOT: stage.recomputable
 
-// Selective: the attention output is not kept; the backward re-runs the
-// attention from the kept q, k, v before its first use.
+// Selective: the backward re-runs the attention from the kept q, k, v (its
+// FLOPs are the recomputation); its output is stored all the same, as the
+// output projection's input (Megatron-LM's checkpoint stores a region's
+// outputs), and the gradients read the stored copy.
 // SEL:       forward {
 // SEL:         %[[N:.*]] = stage.norm rms %[[A:[^ ]*]] weight
 // SEL-NEXT:    stage.einsum
 // SEL-NEXT:    %[[K:.*]] = stage.einsum
 // SEL-NEXT:    %[[Q:.*]] = stage.rope
-// SEL-NEXT:    stage.attention %[[Q]], %[[K]], %[[K]] causal {stage.recomputable}
+// SEL-NEXT:    %[[O:.*]] = stage.attention %[[Q]], %[[K]], %[[K]] causal {stage.recomputable, stage.recompute_keeps_result}
 // SEL-NEXT:    stage.einsum
 // SEL-NEXT:    %[[R:.*]] = stage.ewise add
-// SEL-NEXT:    stage.yield %[[R]], %[[Q]], %[[K]], %[[N]], %[[A]] :
+// SEL-NEXT:    stage.yield %[[R]], %[[Q]], %[[K]], %[[O]], %[[N]], %[[A]] :
 // SEL:       } backward {
 // SEL:         stage.repeat reverse L
-// SEL-NEXT:      %[[RO:.*]] = stage.attention %{{.*}}, %{{.*}}, %{{.*}} causal {stage.recompute}
+// SEL-NEXT:      %[[RO:.*]] = stage.attention %[[KQ:[^,]*]], %[[KK:[^,]*]], %[[KK]] causal {stage.recompute}
 // SEL-NEXT:      stage.einsum "bsd,hkd->bshk"
-// SEL-NEXT:      stage.einsum "bshk,bsd->hkd" %[[RO]]
-// SEL-NEXT:      stage.attention_grad {{.*}}, %[[RO]], {{.*}} causal
+// SEL-NEXT:      stage.einsum "bshk,bsd->hkd" %[[KO:[^,]*]],
+// SEL-NEXT:      stage.attention_grad %[[KQ]], %[[KK]], %[[KK]], %[[KO]], {{.*}} causal
+// SEL-NOT:       %[[RO]]
 
 // Full: only the layer input is kept per layer; the layer's forward runs
 // again, in order, at the start of its backward.

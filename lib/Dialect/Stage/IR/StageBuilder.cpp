@@ -57,6 +57,12 @@ Value GraphBuilder::softmax(Value x, int64_t dim) {
   return SoftmaxOp::create(b, loc, x.getType(), x, dim);
 }
 
+Value GraphBuilder::dropout(Value x) {
+  SymTensorType t = typeOf(x);
+  Type mask = t.withElementType(IntegerType::get(b.getContext(), 8));
+  return DropoutOp::create(b, loc, x.getType(), mask, x).getResult();
+}
+
 Value GraphBuilder::norm(NormKind kind, Value x, Value weight, Value bias) {
   return NormOp::create(b, loc, x.getType(), kind, x, weight, bias);
 }

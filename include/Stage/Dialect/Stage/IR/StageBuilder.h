@@ -47,6 +47,8 @@ public:
   }
   Value reduce(ReduceKind kind, Value x, ArrayRef<int64_t> dims);
   Value softmax(Value x, int64_t dim);
+  /// Dropout's result; its mask (one byte per element) is the op's second.
+  Value dropout(Value x);
   Value norm(NormKind kind, Value x, Value weight = {}, Value bias = {});
   Value rope(Value x);
   Value attention(Value q, Value k, Value v, bool causal);

@@ -1,0 +1,60 @@
+//===- MemoryAnalysis.h - Memory of a rank over one iteration ---*- C++ -*-===//
+//
+// Per rank class of a partitioned training step (local shapes): the model
+// states (weights, accumulated gradients, fp32 master weights, optimizer
+// moments: the `stage.param` ops and the micro-batch loops' gradient
+// results), the activations one micro-batch keeps for its backward (what
+// the forward region yields), how many micro-batches the schedule keeps in
+// flight, and the largest transient working set of a step, from the
+// liveness of the values in the IR. The peak is the largest moment of
+// states + kept activations in flight + the running step's working set.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STAGE_ANALYSIS_MEMORYANALYSIS_H
+#define STAGE_ANALYSIS_MEMORYANALYSIS_H
+
+#include "Stage/Analysis/RankClasses.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::stage {
+
+struct ChunkMemory {
+  /// Bytes one micro-batch keeps from its forward for its backward.
+  sym::Expr keptPerMicrobatch;
+  /// Of which per layer of the chunk's largest layer stack (0 without one).
+  sym::Expr keptPerLayer;
+  /// The largest working set of a forward / backward step beyond what is
+  /// kept, the states and the step's inputs.
+  sym::Rational forwardTransient, backwardTransient;
+};
+
+struct StageMemory {
+  int64_t stage = 0;
+  sym::Expr weights, gradients, masterWeights, optimizerMoments;
+  sym::Expr modelStates() const {
+    return weights + gradients + masterWeights + optimizerMoments;
+  }
+  std::vector<ChunkMemory> chunks;
+  /// The most micro-batches (of any chunk) whose activations are kept at
+  /// once, and those activations' bytes at that moment.
+  int64_t peakInFlight = 0;
+  sym::Rational peakActivations;
+  /// The working set of the optimizer phase (reduced gradients, gathered
+  /// weights), beyond the states.
+  sym::Rational optimizerTransient;
+  /// Bytes at the peak, and what runs then ("forward of micro-batch 3").
+  sym::Rational peak;
+  std::string peakAt;
+};
+
+/// The memory of every rank class of `fn`; errors at `fn` when a size does
+/// not evaluate under `b`.
+FailureOr<std::vector<StageMemory>> analyzeMemory(func::FuncOp fn,
+                                                  const sym::Bindings &b);
+
+} // namespace mlir::stage
+
+#endif // STAGE_ANALYSIS_MEMORYANALYSIS_H

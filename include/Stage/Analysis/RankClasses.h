@@ -1,0 +1,49 @@
+//===- RankClasses.h - The ranks that run the same program ------*- C++ -*-===//
+//
+// In an SPMD training step every rank of one pipeline stage runs the same
+// program on the same local shapes; ranks differ only in their peers and
+// groups. A rank class is one pipeline stage: the chunks (pipeline_stage
+// bodies, several under the interleaved schedule) it runs, or the whole
+// function without a pipeline.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STAGE_ANALYSIS_RANKCLASSES_H
+#define STAGE_ANALYSIS_RANKCLASSES_H
+
+#include "Stage/Analysis/PipelineSchedule.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::stage {
+
+struct RankClass {
+  int64_t stage = 0;
+  /// The ops whose bodies this class runs: pipeline_stage ops, or the
+  /// function itself.
+  SmallVector<Operation *> chunks;
+  /// The virtual stage index of each chunk (c runs on physical stage c % pp).
+  SmallVector<int64_t> chunkIds;
+  /// The layers of each chunk, [begin, end); empty without a pipeline.
+  SmallVector<std::pair<int64_t, int64_t>> layers;
+};
+
+struct StepStructure {
+  SmallVector<RankClass> classes;
+  /// The schedule: kind, pp, v; microBatches is the symbolic count of the
+  /// micro-batch loops (1 without one).
+  ScheduleKind kind = ScheduleKind::one_f_one_b;
+  int64_t stages = 1;
+  int64_t virtualStages = 1;
+  sym::Expr microBatches = sym::Expr(1);
+};
+
+/// The rank classes of `fn`, one per physical pipeline stage.
+StepStructure getStepStructure(func::FuncOp fn);
+
+/// The micro-batch loop of a chunk, if it has one.
+MicrobatchesOp getMicrobatches(Operation *chunk);
+
+} // namespace mlir::stage
+
+#endif // STAGE_ANALYSIS_RANKCLASSES_H

@@ -1,0 +1,264 @@
+//===- MemoryAnalysis.cpp - Memory of a rank over one iteration -----------===//
+
+#include "Stage/Analysis/MemoryAnalysis.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+using namespace mlir::stage;
+
+namespace {
+
+sym::Expr bytesOf(Value v) {
+  auto t = dyn_cast<SymTensorType>(v.getType());
+  return t ? t.getSizeInBytes() : sym::Expr();
+}
+
+/// A view (reshape, transpose, local split) aliases its operand: no buffer.
+bool isView(Operation *op) {
+  if (isa<LocalSplitOp>(op))
+    return true;
+  auto c = dyn_cast<CostOpInterface>(op);
+  if (!c || isa<CollectiveOpInterface>(op))
+    return false;
+  Cost cost = c.getCost();
+  return cost.flops().isZero() && cost.bytes.isZero();
+}
+
+class WorkingSet {
+public:
+  WorkingSet(const sym::Bindings &b) : bindings(b) {}
+
+  /// The largest sum of simultaneously live buffers while `block` runs,
+  /// not counting the values in `excluded` (kept or accounted elsewhere),
+  /// the block's arguments and the weights.
+  FailureOr<sym::Rational> peak(Block &block,
+                                const llvm::DenseSet<Value> &excluded);
+
+private:
+  FailureOr<sym::Rational> size(Value v) {
+    sym::Result<sym::Rational> r = bytesOf(v).evaluateRational(bindings);
+    if (!r) {
+      emitError(v.getLoc()) << "memory: " << r.error();
+      return failure();
+    }
+    return *r;
+  }
+  const sym::Bindings &bindings;
+};
+
+FailureOr<sym::Rational>
+WorkingSet::peak(Block &block, const llvm::DenseSet<Value> &excluded) {
+  // Position of each op, and where each value defined here is last read.
+  llvm::DenseMap<Operation *, unsigned> index;
+  for (auto [i, op] : llvm::enumerate(block))
+    index[&op] = unsigned(i);
+  auto positionOf = [&](Operation *user) {
+    Operation *a = block.findAncestorOpInBlock(*user);
+    return a ? index[a] : ~0u;
+  };
+  llvm::DenseMap<Value, unsigned> lastUse;
+  std::vector<std::vector<Value>> dying(index.size());
+  for (Operation &op : block)
+    for (Value r : op.getResults()) {
+      if (excluded.contains(r) || isa<ParamOp>(op) || isView(&op) ||
+          !isa<SymTensorType>(r.getType()))
+        continue;
+      unsigned last = index[&op];
+      for (Operation *user : r.getUsers())
+        last = std::max(last, positionOf(user) == ~0u ? last : positionOf(user));
+      dying[last].push_back(r);
+    }
+  sym::Rational live(0), best(0);
+  for (auto [i, op] : llvm::enumerate(block)) {
+    sym::Rational results(0);
+    for (Value r : op.getResults()) {
+      if (excluded.contains(r) || isa<ParamOp>(op) || isView(&op) ||
+          !isa<SymTensorType>(r.getType()))
+        continue;
+      FailureOr<sym::Rational> s = size(r);
+      if (failed(s))
+        return failure();
+      results = results + *s;
+    }
+    // A layer stack's body: its own working set, per iteration; what it
+    // stacks for the backward is kept, what it carries is live here.
+    sym::Rational inner(0);
+    if (auto rep = dyn_cast<RepeatOp>(&op)) {
+      Block &body = rep.getBodyBlock();
+      llvm::DenseSet<Value> bodyExcluded;
+      Operation *yield = body.getTerminator();
+      for (Value v : yield->getOperands().drop_front(rep.getNumCarried()))
+        bodyExcluded.insert(v);
+      FailureOr<sym::Rational> in = peak(body, bodyExcluded);
+      if (failed(in))
+        return failure();
+      inner = *in;
+    }
+    sym::Rational now = live + results + inner;
+    if (best < now)
+      best = now;
+    live = live + results;
+    for (Value r : dying[i]) {
+      FailureOr<sym::Rational> s = size(r);
+      if (failed(s))
+        return failure();
+      live = live - *s;
+    }
+  }
+  return best;
+}
+
+/// The bytes a value is, bound.
+FailureOr<sym::Rational> bound(Operation *at, const sym::Expr &e,
+                               const sym::Bindings &b, StringRef what) {
+  sym::Result<sym::Rational> r = e.evaluateRational(b);
+  if (!r)
+    return at->emitError("memory: ") << what << ": " << r.error();
+  return *r;
+}
+
+} // namespace
+
+FailureOr<std::vector<StageMemory>>
+mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
+  StepStructure step = getStepStructure(fn);
+  std::vector<StageMemory> out;
+  WorkingSet ws(b);
+  for (const RankClass &cls : step.classes) {
+    StageMemory m;
+    m.stage = cls.stage;
+    SmallVector<sym::Rational> kept;
+    for (Operation *chunk : cls.chunks) {
+      Block &body = chunk->getRegion(0).front();
+      for (auto param : body.getOps<ParamOp>()) {
+        sym::Expr bytes = bytesOf(param.getResult());
+        StringRef kind = param.getKind();
+        if (kind == "master")
+          m.masterWeights += bytes;
+        else if (kind == "exp_avg" || kind == "exp_avg_sq")
+          m.optimizerMoments += bytes;
+        else if (kind == "grad")
+          m.gradients += bytes;
+        else
+          m.weights += bytes;
+      }
+      ChunkMemory cm;
+      MicrobatchesOp mb = getMicrobatches(chunk);
+      if (!mb) {
+        // A forward-only program: its working set is all there is.
+        FailureOr<sym::Rational> t = ws.peak(body, {});
+        if (failed(t))
+          return failure();
+        cm.forwardTransient = *t;
+        m.chunks.push_back(cm);
+        kept.push_back(sym::Rational(0));
+        continue;
+      }
+      for (Value g : mb.getResults())
+        m.gradients += bytesOf(g);
+      Block &fwd = mb.getForwardBlock(), &bwd = mb.getBackwardBlock();
+      llvm::DenseSet<Value> fwdKept, bwdGrads;
+      for (Value v : fwd.getTerminator()->getOperands()) {
+        cm.keptPerMicrobatch += bytesOf(v);
+        fwdKept.insert(v);
+      }
+      for (Value v : bwd.getTerminator()->getOperands())
+        bwdGrads.insert(v);
+      // Per layer: what the largest layer stack keeps, over its count.
+      for (auto rep : fwd.getOps<RepeatOp>()) {
+        sym::Expr stacked;
+        for (Value r : rep.getResults().drop_front(rep.getNumCarried()))
+          if (fwdKept.contains(r))
+            stacked += bytesOf(r);
+        sym::Expr perLayer = stacked.divExact(rep.getCount().getValue());
+        FailureOr<sym::Rational> a = bound(mb, perLayer, b, "kept per layer");
+        FailureOr<sym::Rational> c = bound(mb, cm.keptPerLayer, b, "kept per layer");
+        if (failed(a) || failed(c))
+          return failure();
+        if (*c < *a)
+          cm.keptPerLayer = perLayer;
+      }
+      FailureOr<sym::Rational> f = ws.peak(fwd, fwdKept);
+      FailureOr<sym::Rational> bw = ws.peak(bwd, bwdGrads);
+      FailureOr<sym::Rational> k =
+          bound(mb, cm.keptPerMicrobatch, b, "kept activations");
+      if (failed(f) || failed(bw) || failed(k))
+        return failure();
+      cm.forwardTransient = *f;
+      cm.backwardTransient = *bw;
+      kept.push_back(*k);
+      m.chunks.push_back(cm);
+    }
+    // The optimizer phase: what runs after the micro-batch loops.
+    for (Operation *chunk : cls.chunks) {
+      Block &body = chunk->getRegion(0).front();
+      llvm::DenseSet<Value> excluded;
+      if (MicrobatchesOp mb = getMicrobatches(chunk))
+        for (Value g : mb.getResults())
+          excluded.insert(g);
+      if (!getMicrobatches(chunk))
+        continue;
+      FailureOr<sym::Rational> t = ws.peak(body, excluded);
+      if (failed(t))
+        return failure();
+      if (m.optimizerTransient < *t)
+        m.optimizerTransient = *t;
+    }
+
+    FailureOr<sym::Rational> states =
+        bound(fn, m.modelStates(), b, "model states");
+    if (failed(states))
+      return failure();
+    m.peak = *states + m.optimizerTransient;
+    m.peakAt = "optimizer step";
+    // Walk the stage's schedule: activations live from a micro-batch's
+    // forward to the end of its backward.
+    sym::Result<int64_t> M = step.microBatches.evaluate(b);
+    if (!M)
+      return fn.emitError("memory: micro-batch count: ") << M.error();
+    ScheduleShape shape{step.kind, step.stages, step.virtualStages, *M};
+    sym::Rational live(0);
+    int64_t inFlight = 0;
+    bool anyLoop = llvm::any_of(cls.chunks, [](Operation *c) {
+      return bool(getMicrobatches(c));
+    });
+    if (!anyLoop) {
+      for (const ChunkMemory &cm : m.chunks)
+        if (m.peak < *states + cm.forwardTransient) {
+          m.peak = *states + cm.forwardTransient;
+          m.peakAt = "forward";
+        }
+    } else {
+      for (const PipelineStep &s : getStageSchedule(shape, cls.stage)) {
+        auto ci = llvm::find(cls.chunkIds, s.chunk) - cls.chunkIds.begin();
+        const ChunkMemory &cm = m.chunks[ci];
+        if (s.forward) {
+          live = live + kept[ci];
+          ++inFlight;
+        }
+        sym::Rational now = *states + live +
+                            (s.forward ? cm.forwardTransient : cm.backwardTransient);
+        if (m.peakActivations < live) {
+          m.peakActivations = live;
+          m.peakInFlight = inFlight;
+        }
+        if (m.peak < now) {
+          m.peak = now;
+          m.peakAt = (Twine(s.forward ? "forward" : "backward") +
+                      " of micro-batch " + Twine(s.microbatch) +
+                      (cls.chunks.size() > 1 ? " in chunk " + Twine(s.chunk)
+                                             : Twine("")))
+                         .str();
+        }
+        if (!s.forward) {
+          live = live - kept[ci];
+          --inFlight;
+        }
+      }
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}

@@ -1,0 +1,254 @@
+//===- ReportHtml.cpp - A self-contained HTML page with SVG charts --------===//
+//
+// No script and no network: the charts are SVG drawn here. Every bar and
+// step carries its number in `data-*` attributes (and a tooltip), so the
+// page can be checked against the JSON report.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ReportFormat.h"
+
+#include "llvm/Support/Format.h"
+
+using namespace mlir;
+using namespace mlir::stage;
+using namespace mlir::stage::report;
+
+namespace {
+
+std::string escape(StringRef s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+    case '<': out += "&lt;"; break;
+    case '>': out += "&gt;"; break;
+    case '&': out += "&amp;"; break;
+    case '"': out += "&quot;"; break;
+    default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string num(double v) {
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format("%.2f", v);
+  return s;
+}
+
+const char *const kColors[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
+                               "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+                               "#9c755f", "#bab0ac"};
+
+constexpr double kWidth = 760, kBarArea = 560, kLeft = 150;
+
+/// Horizontal bars, one row per label, each made of segments.
+struct BarRow {
+  std::string label;
+  int64_t stage;
+  struct Segment {
+    std::string key, label;
+    sym::Rational value;
+    std::string unit;
+  };
+  std::vector<Segment> segments;
+};
+
+void drawBars(llvm::raw_ostream &os, const std::vector<BarRow> &rows,
+              const std::vector<std::string> &legend) {
+  double max = 0;
+  for (const BarRow &r : rows) {
+    double sum = 0;
+    for (const auto &s : r.segments)
+      sum += s.value.toDouble();
+    max = std::max(max, sum);
+  }
+  if (max <= 0)
+    max = 1;
+  double rowHeight = 26, height = rows.size() * rowHeight + 40;
+  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth
+     << "\" height=\"" << num(height) << "\" role=\"img\">\n";
+  for (auto [i, r] : llvm::enumerate(rows)) {
+    double y = 10 + i * rowHeight, x = kLeft;
+    os << "<text x=\"" << num(kLeft - 8) << "\" y=\"" << num(y + 15)
+       << "\" text-anchor=\"end\">" << escape(r.label) << "</text>\n";
+    for (const auto &s : r.segments) {
+      double w = s.value.toDouble() / max * kBarArea;
+      size_t color = llvm::find(legend, s.label) - legend.begin();
+      os << "<rect class=\"bar\" x=\"" << num(x) << "\" y=\"" << num(y)
+         << "\" width=\"" << num(w) << "\" height=\"20\" fill=\""
+         << kColors[color % std::size(kColors)] << "\" data-stage=\"" << r.stage
+         << "\" data-key=\"" << escape(s.key) << "\" data-value=\""
+         << exactValue(s.value) << "\"><title>" << escape(s.label) << ": "
+         << escape(humanReadable(s.value, s.unit)) << "</title></rect>\n";
+      x += w;
+    }
+  }
+  double ly = rows.size() * rowHeight + 22, lx = kLeft;
+  for (auto [i, name] : llvm::enumerate(legend)) {
+    os << "<rect x=\"" << num(lx) << "\" y=\"" << num(ly) << "\" width=\"10\" "
+       << "height=\"10\" fill=\"" << kColors[i % std::size(kColors)]
+       << "\"/><text x=\"" << num(lx + 14) << "\" y=\"" << num(ly + 9)
+       << "\" class=\"legend\">" << escape(name) << "</text>\n";
+    lx += 14 + 7.0 * name.size() + 16;
+  }
+  os << "</svg>\n";
+}
+
+void memoryChart(const Report &report, llvm::raw_ostream &os) {
+  static const char *const parts[][2] = {
+      {"weights", "weights"},
+      {"gradients", "gradients"},
+      {"master_weights", "fp32 master weights"},
+      {"optimizer_moments", "optimizer moments"},
+      {"peak_activations", "kept activations at most"},
+      {"backward_transient", "largest backward working set"}};
+  std::vector<BarRow> rows;
+  std::vector<std::string> legend;
+  for (auto &p : parts)
+    legend.push_back(p[1]);
+  for (const StageReport &s : report.stages) {
+    BarRow r{"stage " + std::to_string(s.stage), s.stage, {}};
+    const Section *mem = s.find("memory");
+    for (auto &p : parts)
+      if (const Quantity *q = mem->find(p[0]))
+        r.segments.push_back({"memory." + std::string(p[0]), p[1], q->value, "B"});
+    rows.push_back(std::move(r));
+  }
+  drawBars(os, rows, legend);
+}
+
+void commChart(const Report &report, llvm::raw_ostream &os) {
+  std::vector<BarRow> rows;
+  std::vector<std::string> legend;
+  for (const auto &[key, label] : stageRowKeys(report, "communication"))
+    legend.push_back(label);
+  for (const StageReport &s : report.stages) {
+    BarRow r{"stage " + std::to_string(s.stage), s.stage, {}};
+    for (const Quantity &q : s.find("communication")->rows)
+      r.segments.push_back({"communication." + q.key, q.label, q.value, "B"});
+    rows.push_back(std::move(r));
+  }
+  drawBars(os, rows, legend);
+}
+
+void timelineChart(const PipelineReport &p, llvm::raw_ostream &os) {
+  double end = 0;
+  for (const auto &stage : p.timeline)
+    for (const TimelineStep &t : stage)
+      end = std::max(end, t.end);
+  if (end <= 0)
+    end = 1;
+  double rowHeight = 26, height = p.timeline.size() * rowHeight + 30;
+  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth
+     << "\" height=\"" << num(height) << "\" role=\"img\">\n";
+  for (auto [i, stage] : llvm::enumerate(p.timeline)) {
+    double y = 10 + i * rowHeight;
+    os << "<text x=\"" << num(kLeft - 8) << "\" y=\"" << num(y + 15)
+       << "\" text-anchor=\"end\">stage " << i << "</text>\n";
+    for (const TimelineStep &t : stage) {
+      double x = kLeft + t.start / end * kBarArea;
+      double w = std::max(0.5, (t.end - t.start) / end * kBarArea);
+      std::string name = (t.forward ? "F" : "B") + std::to_string(t.microbatch);
+      if (p.virtualStages > 1)
+        name += "." + std::to_string(t.chunk);
+      os << "<g class=\"step\" data-stage=\"" << i << "\" data-forward=\""
+         << (t.forward ? 1 : 0) << "\" data-microbatch=\"" << t.microbatch
+         << "\" data-chunk=\"" << t.chunk << "\" data-start=\""
+         << llvm::format("%.9g", t.start) << "\" data-end=\""
+         << llvm::format("%.9g", t.end) << "\"><rect x=\"" << num(x)
+         << "\" y=\"" << num(y) << "\" width=\"" << num(w)
+         << "\" height=\"20\" fill=\"" << (t.forward ? "#4e79a7" : "#f28e2b")
+         << "\"/><title>" << name << "</title>";
+      if (w > 16)
+        os << "<text x=\"" << num(x + w / 2) << "\" y=\"" << num(y + 14)
+           << "\" text-anchor=\"middle\" class=\"step-label\">" << name
+           << "</text>";
+      os << "</g>\n";
+    }
+  }
+  os << "<text x=\"" << num(kLeft) << "\" y=\"" << num(height - 4)
+     << "\" class=\"legend\">0</text><text x=\"" << num(kLeft + kBarArea)
+     << "\" y=\"" << num(height - 4) << "\" text-anchor=\"end\" class=\"legend\">"
+     << escape(humanReadable(sym::Rational(sym::BigInt(int64_t(end * 1e9)),
+                                           sym::BigInt(1000000000)),
+                             "s"))
+     << "</text>\n</svg>\n";
+}
+
+void table(llvm::raw_ostream &os, const Section &s) {
+  os << "<table><caption>" << escape(s.title) << "</caption>\n"
+     << "<tr><th>quantity</th><th>symbolic</th><th>value</th></tr>\n";
+  for (const Quantity &q : s.rows)
+    os << "<tr><td>" << escape(q.label) << "</td><td><code>"
+       << escape(q.expr ? q.expr->str() : "") << "</code></td><td class=\"n\">"
+       << escape(humanReadable(q.value, q.unit)) << "</td></tr>\n";
+  os << "</table>\n";
+}
+
+void stageTable(llvm::raw_ostream &os, const Report &report,
+                const Section &proto) {
+  os << "<table><caption>" << escape(proto.title) << "</caption>\n<tr><th>quantity</th>";
+  for (const StageReport &s : report.stages)
+    os << "<th>stage " << s.stage
+       << (s.layers.empty() ? "" : "<br>layers " + escape(s.layers)) << "</th>";
+  os << "</tr>\n";
+  for (const auto &[key, label] : stageRowKeys(report, proto.key)) {
+    os << "<tr><td>" << escape(label) << "</td>";
+    for (const StageReport &s : report.stages) {
+      const Section *sec = s.find(proto.key);
+      const Quantity *q = sec ? sec->find(key) : nullptr;
+      os << "<td class=\"n\">"
+         << (q ? escape(humanReadable(q->value, q->unit)) : "-") << "</td>";
+    }
+    os << "</tr>\n";
+  }
+  os << "</table>\n";
+}
+
+} // namespace
+
+void mlir::stage::report::printHtml(const Report &report, llvm::raw_ostream &os) {
+  os << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+     << "<title>stage report</title>\n<style>\n"
+     << "body{font-family:sans-serif;margin:2em;max-width:60em;color:#222}\n"
+     << "table{border-collapse:collapse;margin:1em 0}\n"
+     << "td,th{border:1px solid #ccc;padding:.2em .6em}\n"
+     << "td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
+     << "caption{font-weight:bold;text-align:left;padding:.3em 0}\n"
+     << "svg text{font-size:12px}\n.legend{font-size:11px}\n"
+     << ".step-label{fill:#fff;font-size:10px}\n.warning{color:#b00}\n"
+     << "</style>\n</head>\n<body>\n<h1>stage report</h1>\n";
+  for (const std::string &w : report.warnings)
+    os << "<p class=\"warning\"><strong>Warning:</strong> " << escape(w) << "</p>\n";
+  os << "<p>Bindings: ";
+  bool first = true;
+  for (const auto &[k, v] : report.bindings) {
+    os << (first ? "" : ", ") << escape(k) << "=" << v;
+    first = false;
+  }
+  os << "</p>\n";
+  if (!report.stages.empty()) {
+    if (const std::optional<PipelineReport> &p = report.pipeline)
+      os << "<p>Schedule " << escape(p->schedule) << ", pp=" << p->stages << ", "
+         << p->virtualStages << " chunk(s) per rank, " << p->microBatches
+         << " micro-batch(es); bubble " << llvm::format("%.1f", 100 * p->bubble)
+         << "% of compute time.</p>\n";
+    os << "<h2>Memory per rank, by pipeline stage</h2>\n";
+    memoryChart(report, os);
+    os << "<h2>Communication per rank and iteration</h2>\n";
+    commChart(report, os);
+    if (report.pipeline) {
+      os << "<h2>One iteration, per stage</h2>\n";
+      timelineChart(*report.pipeline, os);
+    }
+    for (const Section &proto : report.stages.front().sections)
+      stageTable(os, report, proto);
+  }
+  for (const FunctionReport &f : report.functions) {
+    os << "<h2>@" << escape(f.name) << "</h2>\n";
+    for (const Section &s : f.sections)
+      table(os, s);
+  }
+  os << "</body>\n</html>\n";
+}

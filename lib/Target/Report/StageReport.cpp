@@ -1,0 +1,268 @@
+//===- StageReport.cpp - Per-rank-class part of the report ----------------===//
+
+#include "StageReport.h"
+
+#include "Stage/Analysis/CommAnalysis.h"
+#include "Stage/Analysis/CostAnalysis.h"
+#include "Stage/Analysis/MemoryAnalysis.h"
+#include "Stage/Analysis/RankClasses.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::stage;
+using namespace mlir::stage::report;
+
+namespace {
+
+/// Collects the rows of a section, evaluating each expression.
+class SectionBuilder {
+public:
+  SectionBuilder(Operation *at, const sym::Bindings &b, std::string key,
+                 std::string title)
+      : at(at), b(b), section{std::move(key), std::move(title), {}} {}
+
+  void add(std::string key, std::string label, std::string unit,
+           const sym::Expr &e) {
+    if (failed)
+      return;
+    sym::Result<sym::Rational> v = e.evaluateRational(b);
+    if (!v) {
+      at->emitError(label) << ": " << v.error();
+      failed = true;
+      return;
+    }
+    section.rows.push_back({std::move(key), std::move(label), std::move(unit),
+                            e, *v});
+  }
+  void addValue(std::string key, std::string label, std::string unit,
+                sym::Rational v) {
+    section.rows.push_back(
+        {std::move(key), std::move(label), std::move(unit), std::nullopt, v});
+  }
+  void addSeconds(std::string key, std::string label, double seconds) {
+    // Nanoseconds as an exact fraction: rounding is below any reading.
+    addValue(std::move(key), std::move(label), "s",
+             sym::Rational(sym::BigInt(int64_t(std::llround(seconds * 1e9))),
+                           sym::BigInt(1000000000)));
+  }
+  FailureOr<Section> take() {
+    if (failed)
+      return failure();
+    return std::move(section);
+  }
+
+private:
+  Operation *at;
+  const sym::Bindings &b;
+  Section section;
+  bool failed = false;
+};
+
+std::string layerRanges(const RankClass &c) {
+  std::string s;
+  for (auto [begin, end] : c.layers)
+    s += (s.empty() ? "" : ", ") + std::to_string(begin) + "-" +
+         std::to_string(end - 1);
+  return s;
+}
+
+std::string commLabel(const CommVolume &v) {
+  std::string kind = v.kind;
+  std::replace(kind.begin(), kind.end(), '_', '-');
+  if (v.kind == "send" || v.kind == "recv")
+    return kind + " on " + llvm::join(v.axes, ", ");
+  return kind + " over " + llvm::join(v.axes, ", ");
+}
+
+std::string commKey(const CommVolume &v) {
+  return v.kind + "_" + llvm::join(v.axes, "_");
+}
+
+/// Roofline seconds of the compute and communication of each phase.
+struct PhaseTimes {
+  double compute[kNumPhases] = {};
+  double comm[kNumPhases] = {};
+};
+
+FailureOr<PhaseTimes> phaseTimes(ArrayRef<Operation *> chunks,
+                                 const sym::Bindings &b,
+                                 const DeviceModel &d) {
+  PhaseTimes t;
+  bool bad = false;
+  auto value = [&](Operation *op, const sym::Expr &e) -> double {
+    sym::Result<sym::Rational> v = e.evaluateRational(b);
+    if (!v) {
+      op->emitError("time estimate: ") << v.error();
+      bad = true;
+      return 0;
+    }
+    return v->toDouble();
+  };
+  for (Operation *chunk : chunks)
+    walkWithCounts(chunk, [&](Operation *op, const sym::Expr &n) {
+      if (bad)
+        return;
+      unsigned phase = unsigned(getPhase(op));
+      double count = value(op, n);
+      if (auto comm = dyn_cast<CollectiveOpInterface>(op)) {
+        t.comm[phase] += count * value(op, getSentBytes(comm)) / d.linkBytes;
+        return;
+      }
+      if (auto c = dyn_cast<CostOpInterface>(op)) {
+        Cost cost = c.getCost();
+        t.compute[phase] +=
+            count * d.seconds(value(op, cost.contractionFlops),
+                              value(op, cost.otherFlops), value(op, cost.bytes));
+      }
+    });
+  if (bad)
+    return failure();
+  return t;
+}
+
+} // namespace
+
+LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
+                                                     const sym::Bindings &b,
+                                                     const DeviceModel &device,
+                                                     Report &report) {
+  StepStructure step = getStepStructure(fn);
+  FailureOr<std::vector<StageMemory>> memory = analyzeMemory(fn, b);
+  if (failed(memory))
+    return failure();
+  sym::Result<int64_t> M = step.microBatches.evaluate(b);
+  if (!M)
+    return fn.emitError("micro-batch count: ") << M.error();
+
+  double slowestForward = 0, slowestBackward = 0, slowestOptimizer = 0;
+  for (auto [cls, mem] : llvm::zip(step.classes, *memory)) {
+    StageReport sr;
+    sr.stage = cls.stage;
+    sr.layers = layerRanges(cls);
+    sr.peakAt = mem.peakAt;
+
+    SectionBuilder m(fn, b, "memory", "Memory per rank (bytes)");
+    m.add("weights", "weights", "B", mem.weights);
+    m.add("gradients", "gradients", "B", mem.gradients);
+    m.add("master_weights", "fp32 master weights", "B", mem.masterWeights);
+    m.add("optimizer_moments", "optimizer moments", "B", mem.optimizerMoments);
+    m.add("model_states", "model states", "B", mem.modelStates());
+    sym::Expr perMicrobatch, perLayer;
+    sym::Rational fwdTransient(0), bwdTransient(0);
+    for (const ChunkMemory &c : mem.chunks) {
+      perMicrobatch += c.keptPerMicrobatch;
+      perLayer = c.keptPerLayer.isZero() ? perLayer : c.keptPerLayer;
+      if (fwdTransient < c.forwardTransient)
+        fwdTransient = c.forwardTransient;
+      if (bwdTransient < c.backwardTransient)
+        bwdTransient = c.backwardTransient;
+    }
+    m.add("activations_per_microbatch",
+          "activations kept per micro-batch", "B", perMicrobatch);
+    m.add("activations_per_layer", "activations kept per layer", "B", perLayer);
+    m.addValue("in_flight", "micro-batches in flight at most", "",
+               sym::Rational(mem.peakInFlight));
+    m.addValue("peak_activations", "kept activations at most", "B",
+               mem.peakActivations);
+    m.addValue("forward_transient", "largest forward working set", "B",
+               fwdTransient);
+    m.addValue("backward_transient", "largest backward working set", "B",
+               bwdTransient);
+    m.addValue("optimizer_transient", "optimizer-phase working set", "B",
+               mem.optimizerTransient);
+    m.addValue("peak", "peak", "B", mem.peak);
+
+    SmallVector<Operation *> chunks(cls.chunks.begin(), cls.chunks.end());
+    SectionBuilder f(fn, b, "flops", "FLOPs per rank and iteration");
+    PhaseCosts total;
+    for (Operation *chunk : chunks) {
+      PhaseCosts pc = getPhaseCosts(chunk);
+      for (unsigned i = 0; i < kNumPhases; ++i)
+        total.phases[i] += pc.phases[i];
+    }
+    sym::Expr all;
+    for (unsigned i = 0; i < kNumPhases; ++i) {
+      f.add(getPhaseName(Phase(i)), std::string(getPhaseName(Phase(i))) + " FLOPs",
+            "FLOP", total.phases[i].flops());
+      all += total.phases[i].flops();
+    }
+    f.add("total", "total FLOPs", "FLOP", all);
+
+    SectionBuilder c(fn, b, "communication",
+                     "Communication per rank and iteration (message bytes)");
+    SectionBuilder s(fn, b, "traffic",
+                     "Bytes sent per rank and iteration (ring algorithms)");
+    for (const CommVolume &v : getCommVolumes(chunks)) {
+      c.add(commKey(v), commLabel(v), "B", v.messageBytes);
+      if (v.kind != "recv")
+        s.add(commKey(v), commLabel(v), "B", v.sentBytes);
+    }
+
+    FailureOr<PhaseTimes> t = phaseTimes(chunks, b, device);
+    if (failed(t))
+      return failure();
+    SectionBuilder tm(fn, b, "time",
+                      "Roofline time per rank and iteration (" + device.name + ")");
+    double computeAll = 0, commAll = 0;
+    for (unsigned i = 0; i < kNumPhases; ++i) {
+      computeAll += t->compute[i];
+      commAll += t->comm[i];
+    }
+    tm.addSeconds("compute", "compute", computeAll);
+    tm.addSeconds("communication", "communication (not overlapped)", commAll);
+    auto phase = [&](Phase p) {
+      return t->compute[unsigned(p)] + t->comm[unsigned(p)];
+    };
+    slowestForward = std::max(slowestForward, phase(Phase::Forward) / double(*M));
+    slowestBackward =
+        std::max(slowestBackward,
+                 (phase(Phase::Backward) + phase(Phase::Recompute)) / double(*M));
+    slowestOptimizer = std::max(slowestOptimizer, phase(Phase::Optimizer));
+
+    for (SectionBuilder *sb : {&m, &f, &c, &s, &tm}) {
+      FailureOr<Section> sec = sb->take();
+      if (failed(sec))
+        return failure();
+      sr.sections.push_back(std::move(*sec));
+    }
+    report.stages.push_back(std::move(sr));
+  }
+
+  // The pipeline: every stage runs its schedule with the slowest stage's
+  // step times; the optimizer phase follows.
+  PipelineReport p;
+  ScheduleShape shape{step.kind, step.stages, step.virtualStages, *M};
+  p.schedule = stringifyScheduleKind(step.kind).str();
+  p.stages = step.stages;
+  p.virtualStages = step.virtualStages;
+  p.microBatches = *M;
+  p.bubble = getBubbleFraction(shape);
+  std::optional<Timeline> timeline =
+      simulateTimeline(shape, slowestForward * double(step.virtualStages),
+                       slowestBackward * double(step.virtualStages));
+  if (!timeline)
+    return fn.emitError("the schedule's orders wait on each other");
+  double end = 0;
+  for (const std::vector<TimedStep> &stage : *timeline) {
+    std::vector<TimelineStep> steps;
+    for (const TimedStep &ts : stage) {
+      steps.push_back({ts.step.forward, ts.step.chunk, ts.step.microbatch,
+                       ts.start, ts.end});
+      end = std::max(end, ts.end);
+    }
+    p.timeline.push_back(std::move(steps));
+  }
+  for (StageReport &sr : report.stages) {
+    Section &time = sr.sections.back();
+    SectionBuilder extra(fn, b, "", "");
+    extra.addSeconds("iteration", "iteration (schedule + optimizer)",
+                     end + slowestOptimizer);
+    FailureOr<Section> sec = extra.take();
+    if (failed(sec))
+      return failure();
+    time.rows.push_back(sec->rows.front());
+  }
+  report.pipeline = std::move(p);
+  return success();
+}

@@ -1,0 +1,20 @@
+//===- StageReport.h - Per-rank-class part of the report --------*- C++ -*-===//
+
+#ifndef STAGE_LIB_TARGET_REPORT_STAGEREPORT_H
+#define STAGE_LIB_TARGET_REPORT_STAGEREPORT_H
+
+#include "ReportModel.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::stage::report {
+
+/// Memory, FLOPs, communication and roofline time of each rank class of the
+/// partitioned training step `fn`, and its pipeline with the timeline of
+/// one iteration.
+LogicalResult buildStageReports(func::FuncOp fn, const sym::Bindings &b,
+                                const DeviceModel &device, Report &report);
+
+} // namespace mlir::stage::report
+
+#endif // STAGE_LIB_TARGET_REPORT_STAGEREPORT_H
