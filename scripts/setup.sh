@@ -2,6 +2,9 @@
 # Installs the Debian packages stage needs (only those missing; `apt-get
 # update` only when something is missing), then configures and builds with
 # Ninja into build/. Safe to re-run: an up-to-date tree rebuilds nothing.
+#
+#   scripts/setup.sh [--tests]   # --tests: also what the tests need
+#                                # (headless Chromium for the HTML report)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -12,6 +15,9 @@ packages=(
   protobuf-compiler libprotobuf-dev python3-protobuf
   libgtest-dev cmake ninja-build ccache g++ python3
 )
+if [[ "${1:-}" == "--tests" ]]; then
+  packages+=(chromium)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,7 @@
 # -*- Python -*-
 
 import os
+import shutil
 import sys
 
 import lit.formats
@@ -26,3 +27,7 @@ llvm_config.use_default_substitutions()
 tool_dirs = [config.stage_tools_dir, config.llvm_tools_dir]
 tools = ["stage-opt", "stage-translate", "stage-trace", "FileCheck", "not", "split-file"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# Headless Chromium opens the HTML report (scripts/setup.sh --tests installs it).
+if shutil.which("chromium"):
+    config.available_features.add("chromium")

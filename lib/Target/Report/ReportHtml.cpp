@@ -65,7 +65,22 @@ void drawBars(llvm::raw_ostream &os, const std::vector<BarRow> &rows,
   }
   if (max <= 0)
     max = 1;
-  double rowHeight = 26, height = rows.size() * rowHeight + 40;
+  // The legend wraps: items of about 7 pixels per character.
+  struct Item {
+    double x, y;
+  };
+  std::vector<Item> items;
+  double rowHeight = 26, lx = kLeft, ly = rows.size() * rowHeight + 22;
+  for (const std::string &name : legend) {
+    double w = 14 + 7.0 * name.size() + 16;
+    if (lx + w > kWidth && lx > kLeft) {
+      lx = kLeft;
+      ly += 18;
+    }
+    items.push_back({lx, ly});
+    lx += w;
+  }
+  double height = ly + 18;
   os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth
      << "\" height=\"" << num(height) << "\" role=\"img\">\n";
   for (auto [i, r] : llvm::enumerate(rows)) {
@@ -84,14 +99,12 @@ void drawBars(llvm::raw_ostream &os, const std::vector<BarRow> &rows,
       x += w;
     }
   }
-  double ly = rows.size() * rowHeight + 22, lx = kLeft;
-  for (auto [i, name] : llvm::enumerate(legend)) {
-    os << "<rect x=\"" << num(lx) << "\" y=\"" << num(ly) << "\" width=\"10\" "
-       << "height=\"10\" fill=\"" << kColors[i % std::size(kColors)]
-       << "\"/><text x=\"" << num(lx + 14) << "\" y=\"" << num(ly + 9)
+  for (auto [i, name] : llvm::enumerate(legend))
+    os << "<rect x=\"" << num(items[i].x) << "\" y=\"" << num(items[i].y)
+       << "\" width=\"10\" height=\"10\" fill=\""
+       << kColors[i % std::size(kColors)] << "\"/><text x=\""
+       << num(items[i].x + 14) << "\" y=\"" << num(items[i].y + 9)
        << "\" class=\"legend\">" << escape(name) << "</text>\n";
-    lx += 14 + 7.0 * name.size() + 16;
-  }
   os << "</svg>\n";
 }
 

@@ -2,6 +2,7 @@
 
 #include "ReportModel.h"
 
+#include "ReportFormat.h"
 #include "StageReport.h"
 
 #include "Stage/Analysis/Bindings.h"
@@ -166,10 +167,10 @@ FailureOr<Report> mlir::stage::report::buildReport(ModuleOp module,
             peak->value.toDouble() > request.device->memoryCapacity)
           report.warnings.push_back(
               "stage " + std::to_string(s.stage) + " peaks at " +
-              std::to_string(int64_t(peak->value.toDouble() / 1e9)) +
-              " GB, more than the " +
-              std::to_string(int64_t(request.device->memoryCapacity / 1e9)) +
-              " GB of " + request.device->name);
+              humanReadable(peak->value, "B") + ", more than the " +
+              humanReadable(sym::Rational(int64_t(request.device->memoryCapacity)),
+                            "B") +
+              " of " + request.device->name);
   }
   return report;
 }
