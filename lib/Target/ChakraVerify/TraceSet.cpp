@@ -1,0 +1,424 @@
+//===- TraceSet.cpp - A trace set, loaded and checked rank by rank --------===//
+
+#include "TraceSet.h"
+
+#include "TraceReader.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <atomic>
+#include <set>
+#include <thread>
+#include <unordered_map>
+
+using namespace stage::trace;
+
+enum : unsigned {
+  Int32Val = 7, Int64Val = 9, Uint64Val = 13, BoolVal = 27, StringVal = 29
+};
+
+static const char *memberName(unsigned m) {
+  switch (m) {
+  case 3: return "double_val";
+  case 5: return "float_val";
+  case 7: return "int32_val";
+  case 9: return "int64_val";
+  case 11: return "uint32_val";
+  case 13: return "uint64_val";
+  case 15: return "sint32_val";
+  case 17: return "sint64_val";
+  case 27: return "bool_val";
+  case 29: return "string_val";
+  default: return "another member";
+  }
+}
+
+const char *stage::trace::commTypeName(uint64_t t) {
+  static const char *const names[] = {
+      "ALL_REDUCE", "REDUCE", "ALL_GATHER", "GATHER", "SCATTER",
+      "BROADCAST", "ALL_TO_ALL", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK",
+      "BARRIER"};
+  return t < 10 ? names[t] : "an unknown type";
+}
+
+void Errors::add(std::string e) {
+  std::lock_guard<std::mutex> lock(m);
+  if (list.size() < kMax)
+    list.push_back(std::move(e));
+  else
+    truncated = true;
+}
+
+std::vector<std::string> Errors::take(bool &t) {
+  t = truncated;
+  return std::move(list);
+}
+
+size_t Errors::size() {
+  std::lock_guard<std::mutex> lock(m);
+  return list.size();
+}
+
+std::string CommNode::where(int64_t rank) const {
+  return "rank " + std::to_string(rank) + " node " + std::to_string(id) +
+         (name.empty() ? "" : " '" + name + "'");
+}
+
+void stage::trace::parallelFor(int64_t n, unsigned threads,
+                               const std::function<void(int64_t)> &body) {
+  if (!threads)
+    threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = std::max<unsigned>(1, std::min<int64_t>(threads, n));
+  std::atomic<int64_t> next{0};
+  std::vector<std::thread> pool;
+  for (unsigned t = 0; t < threads; ++t)
+    pool.emplace_back([&] {
+      for (int64_t i = next++; i < n; i = next++)
+        body(i);
+    });
+  for (auto &t : pool)
+    t.join();
+}
+
+namespace {
+
+std::string where(int64_t rank, const Node &n) {
+  return "rank " + std::to_string(rank) + " node " + std::to_string(n.id) +
+         (n.name.empty() ? "" : " '" + std::string(n.name) + "'");
+}
+
+/// Node ids to positions: our traces number nodes 0, 1, ... (a vector);
+/// others may not (a hash map).
+class IdIndex {
+public:
+  explicit IdIndex(const std::vector<Node> &nodes) {
+    dense = true;
+    for (uint32_t i = 0; i < nodes.size() && dense; ++i)
+      dense = nodes[i].id == i;
+    if (!dense)
+      for (uint32_t i = 0; i < nodes.size(); ++i)
+        if (!map.emplace(nodes[i].id, i).second)
+          duplicates.push_back(i);
+    size = nodes.size();
+  }
+  /// The position of node `id`, or -1.
+  int64_t find(uint64_t id) const {
+    if (dense)
+      return id < size ? int64_t(id) : -1;
+    auto it = map.find(id);
+    return it == map.end() ? -1 : int64_t(it->second);
+  }
+  std::vector<uint32_t> duplicates;
+
+private:
+  bool dense;
+  size_t size;
+  std::unordered_map<uint64_t, uint32_t> map;
+};
+
+/// The groups file: `{"1": [0, 1], ...}` with positive decimal keys.
+void loadGroups(const std::string &path, int64_t n, TraceSet &set,
+                Errors &errors) {
+  auto buf = llvm::MemoryBuffer::getFile(path);
+  if (!buf) {
+    errors.add("cannot read " + path + ": " + buf.getError().message());
+    return;
+  }
+  llvm::Expected<llvm::json::Value> json = llvm::json::parse((*buf)->getBuffer());
+  if (!json) {
+    errors.add(path + ": malformed JSON: " + llvm::toString(json.takeError()));
+    return;
+  }
+  const llvm::json::Object *obj = json->getAsObject();
+  if (!obj) {
+    errors.add(path + ": the groups file must be one JSON object");
+    return;
+  }
+  set.hasGroups = true;
+  for (const auto &[key, value] : *obj) {
+    int64_t id;
+    llvm::StringRef k = key;
+    if (k.getAsInteger(10, id) || id <= 0 || std::to_string(id) != k.str()) {
+      errors.add(path + ": group key \"" + k.str() +
+                 "\" is not a positive decimal integer (\"0\" aborts ASTRA-sim)");
+      continue;
+    }
+    const llvm::json::Array *members = value.getAsArray();
+    if (!members) {
+      errors.add(path + ": group " + k.str() + " is not a list of ranks");
+      continue;
+    }
+    std::vector<int64_t> list;
+    std::set<int64_t> seen;
+    for (const llvm::json::Value &m : *members) {
+      std::optional<int64_t> r = m.getAsInteger();
+      if (!r || *r < 0 || *r >= n) {
+        errors.add(path + ": group " + k.str() + " lists " +
+                   (r ? std::to_string(*r) : std::string("a non-integer")) +
+                   ", not a rank of 0.." + std::to_string(n - 1));
+        continue;
+      }
+      if (!seen.insert(*r).second)
+        errors.add(path + ": group " + k.str() + " lists rank " +
+                   std::to_string(*r) + " twice");
+      list.push_back(*r);
+    }
+    std::sort(list.begin(), list.end());
+    set.groups[id] = std::move(list);
+  }
+}
+
+/// Checks one rank's file on its own and keeps what the cross-rank checks
+/// and the statistics need.
+void checkRank(const TraceFile &f, int64_t rank, const TraceSet &set,
+               int64_t n, RankGraph &g, Errors &errors) {
+  g.path = f.path;
+  g.numNodes = uint32_t(f.nodes.size());
+  IdIndex byId(f.nodes);
+  for (uint32_t i : byId.duplicates)
+    errors.add(where(rank, f.nodes[i]) +
+               ": duplicate node id (only the last one would survive)");
+  auto need = [&](const Node &node, const Attr &a, const char *name,
+                  unsigned member) {
+    if (!a.present) {
+      errors.add(where(rank, node) + ": missing attribute " + name);
+      return false;
+    }
+    if (a.member != member) {
+      errors.add(where(rank, node) + ": " + name + " is a " +
+                 memberName(a.member) + ", readers expect " + memberName(member) +
+                 " (older readers silently read 0)");
+      return false;
+    }
+    return true;
+  };
+  g.type.resize(g.numNodes);
+  g.commOf.assign(g.numNodes, -1);
+  g.indeg.assign(g.numNodes, 0);
+  std::vector<uint32_t> succCount(g.numNodes, 0);
+  static const char *const typeNames[] = {
+      "invalid", "metadata", "mem_load", "mem_store",
+      "compute", "send",     "recv",     "collective", "unknown"};
+  int64_t typeCounts[9] = {};
+  for (uint32_t i = 0; i < g.numNodes; ++i) {
+    const Node &node = f.nodes[i];
+    g.type[i] = uint8_t(std::min<uint64_t>(node.type, 255));
+    ++typeCounts[std::min<uint64_t>(node.type, 8)];
+    const uint64_t *deps = f.depsOf(node);
+    for (uint32_t k = 0; k < node.depsCount; ++k) {
+      int64_t at = byId.find(deps[k]);
+      if (at < 0) {
+        errors.add(where(rank, node) + ": depends on node " +
+                   std::to_string(deps[k]) + ", which does not exist");
+        continue;
+      }
+      ++succCount[at];
+      ++g.indeg[i];
+    }
+    if (node.type == InvalidNode || node.type > CollNode) {
+      errors.add(where(rank, node) + ": node type " + std::to_string(node.type) +
+                 (node.type == InvalidNode ? " (INVALID_NODE: the rank never finishes)"
+                                           : " is not a Chakra node type"));
+      continue;
+    }
+    if (node.type == MetadataNode) {
+      errors.add(where(rank, node) + ": METADATA_NODE aborts ASTRA-sim");
+      continue;
+    }
+    if (need(node, node.isCpuOp, "is_cpu_op", BoolVal) && node.isCpuOp.raw &&
+        node.type >= SendNode)
+      errors.add(where(rank, node) + ": a communication node must have "
+                                     "is_cpu_op false");
+    CommNode c;
+    c.index = i;
+    c.id = node.id;
+    c.type = uint8_t(node.type);
+    if (node.type >= SendNode && node.type <= CollNode)
+      c.name = std::string(node.name);
+    switch (node.type) {
+    case CompNode:
+      need(node, node.numOps, "num_ops", Int64Val);
+      if (need(node, node.tensorSize, "tensor_size", Uint64Val) &&
+          node.tensorSize.raw == 0)
+        errors.add(where(rank, node) +
+                   ": tensor_size is 0 (the roofline divides by it: the rank stalls)");
+      g.stats.flops += node.numOps.raw;
+      g.stats.tensorBytes += node.tensorSize.raw;
+      break;
+    case CollNode: {
+      if (need(node, node.commType, "comm_type", Int64Val)) {
+        uint64_t t = node.commType.raw;
+        bool simulated = t == 0 || t == 2 || t == 6 || t == 7;
+        bool waits = t == 5 && node.durationMicros;
+        if (!simulated && !waits)
+          errors.add(where(rank, node) + ": comm_type " + commTypeName(t) +
+                     " aborts ASTRA-sim (it simulates ALL_REDUCE, ALL_GATHER, "
+                     "ALL_TO_ALL and REDUCE_SCATTER)");
+      }
+      if (need(node, node.commSize, "comm_size", Int64Val) &&
+          int64_t(node.commSize.raw) <= 0)
+        errors.add(where(rank, node) + ": comm_size must be positive");
+      c.commType = node.commType.raw;
+      c.size = int64_t(node.commSize.raw);
+      g.stats.collectiveBytes[commTypeName(c.commType)] += node.commSize.raw;
+      if (node.pgName.present) {
+        if (node.pgName.member != StringVal) {
+          errors.add(where(rank, node) + ": pg_name is a " +
+                     memberName(node.pgName.member) + ", readers expect string_val");
+        } else if (!node.pgName.text.empty()) {
+          g.namesGroups = true;
+          int64_t id;
+          llvm::StringRef text(node.pgName.text.data(), node.pgName.text.size());
+          if (text.getAsInteger(10, id) || !set.groups.count(id)) {
+            if (set.hasGroups)
+              errors.add(where(rank, node) + ": pg_name \"" + text.str() +
+                         "\" names no group of the groups file");
+            c.group = -1;
+          } else {
+            const std::vector<int64_t> &members = set.groups.at(id);
+            if (!std::binary_search(members.begin(), members.end(), rank))
+              errors.add(where(rank, node) + ": rank " + std::to_string(rank) +
+                         " is not a member of group " + text.str());
+            c.group = id;
+          }
+        }
+      }
+      break;
+    }
+    case SendNode:
+    case RecvNode: {
+      bool send = node.type == SendNode;
+      bool ok = need(node, node.commSrc, "comm_src", Int32Val) &
+                need(node, node.commDst, "comm_dst", Int32Val) &
+                need(node, node.commTag, "comm_tag", Int32Val) &
+                need(node, node.commSize, "comm_size", Int64Val);
+      c.src = asInt32(node.commSrc.raw);
+      c.dst = asInt32(node.commDst.raw);
+      c.tag = asInt32(node.commTag.raw);
+      c.size = int64_t(node.commSize.raw);
+      (send ? g.stats.sendBytes : g.stats.recvBytes) += node.commSize.raw;
+      if (!ok)
+        break;
+      if ((send ? c.src : c.dst) != rank)
+        errors.add(where(rank, node) + ": a " + (send ? "send" : "receive") +
+                   " on rank " + std::to_string(rank) + " has comm_" +
+                   (send ? "src " : "dst ") +
+                   std::to_string(send ? c.src : c.dst));
+      int64_t peer = send ? c.dst : c.src;
+      if (peer == rank)
+        errors.add(where(rank, node) + ": sends to itself (aborts ASTRA-sim)");
+      else if (peer < 0 || peer >= n)
+        errors.add(where(rank, node) + ": peer rank " + std::to_string(peer) +
+                   " does not exist (" + std::to_string(n) + " ranks)");
+      if (c.tag < 0)
+        errors.add(where(rank, node) + ": comm_tag " + std::to_string(c.tag) +
+                   " is not in [0, 2^31)");
+      if (c.size <= 0)
+        errors.add(where(rank, node) + ": comm_size must be positive");
+      break;
+    }
+    default:
+      break;
+    }
+    if (node.type >= SendNode && node.type <= CollNode) {
+      g.commOf[i] = int32_t(g.comm.size());
+      g.comm.push_back(std::move(c));
+    }
+  }
+  for (unsigned t = 0; t < 9; ++t)
+    if (typeCounts[t])
+      g.stats.nodes[typeNames[t]] = typeCounts[t];
+  // Successors, in CSR form.
+  g.succStart.assign(g.numNodes + 1, 0);
+  for (uint32_t i = 0; i < g.numNodes; ++i)
+    g.succStart[i + 1] = g.succStart[i] + succCount[i];
+  g.succ.resize(g.succStart.back());
+  std::vector<uint32_t> fill(g.succStart.begin(), g.succStart.end() - 1);
+  for (uint32_t i = 0; i < g.numNodes; ++i) {
+    const uint64_t *deps = f.depsOf(f.nodes[i]);
+    for (uint32_t k = 0; k < f.nodes[i].depsCount; ++k)
+      if (int64_t at = byId.find(deps[k]); at >= 0)
+        g.succ[fill[at]++] = i;
+  }
+  // Cycles: the nodes of a cycle never run (ASTRA-sim skips them silently).
+  std::vector<uint32_t> indeg = g.indeg, work;
+  for (uint32_t i = 0; i < g.numNodes; ++i)
+    if (!indeg[i])
+      work.push_back(i);
+  size_t seen = 0;
+  while (!work.empty()) {
+    uint32_t i = work.back();
+    work.pop_back();
+    ++seen;
+    for (uint32_t k = g.succStart[i]; k < g.succStart[i + 1]; ++k)
+      if (--indeg[g.succ[k]] == 0)
+        work.push_back(g.succ[k]);
+  }
+  if (seen != g.numNodes)
+    for (uint32_t i = 0; i < g.numNodes; ++i)
+      if (indeg[i]) {
+        errors.add(where(rank, f.nodes[i]) +
+                   ": on a dependency cycle (these nodes would never run)");
+        break;
+      }
+}
+
+} // namespace
+
+bool stage::trace::loadTraceSet(const TraceSetOptions &o, TraceSet &set,
+                                Errors &errors) {
+  std::error_code ec;
+  std::set<int64_t> found;
+  std::string head = o.prefix + ".";
+  for (llvm::sys::fs::directory_iterator it(o.dir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    llvm::StringRef name = llvm::sys::path::filename(it->path());
+    int64_t r;
+    if (name.consume_front(head) && name.consume_back(".et") &&
+        !name.getAsInteger(10, r) && r >= 0)
+      found.insert(r);
+  }
+  if (ec) {
+    errors.add("cannot read the directory " + o.dir + ": " + ec.message());
+    return false;
+  }
+  if (found.empty()) {
+    errors.add("no trace files " + o.prefix + ".<rank>.et in " + o.dir);
+    return false;
+  }
+  int64_t n = *found.rbegin() + 1;
+  for (int64_t r = 0; r < n; ++r)
+    if (!found.count(r))
+      errors.add("rank " + std::to_string(r) + " has no file " + o.prefix +
+                 "." + std::to_string(r) + ".et: every rank 0.." +
+                 std::to_string(n - 1) + " needs one");
+
+  std::string groups = o.groups.empty() ? o.dir + "/" + o.prefix + ".json" : o.groups;
+  if (llvm::sys::fs::exists(groups))
+    loadGroups(groups, n, set, errors);
+  else if (!o.groups.empty())
+    errors.add("the groups file " + groups + " does not exist");
+
+  set.ranks.resize(n);
+  parallelFor(n, o.threads, [&](int64_t r) {
+    if (!found.count(r))
+      return;
+    std::string path = o.dir + "/" + o.prefix + "." + std::to_string(r) + ".et";
+    auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                           /*RequiresNullTerminator=*/false);
+    if (!buf) {
+      errors.add("cannot read " + path + ": " + buf.getError().message());
+      return;
+    }
+    TraceFile file;
+    for (std::string &e : decodeTrace(path, (*buf)->getBuffer(), file))
+      errors.add(std::move(e));
+    checkRank(file, r, set, n, set.ranks[r], errors);
+  });
+  return true;
+}

@@ -1,0 +1,93 @@
+//===- TraceSet.h - A trace set, loaded and checked rank by rank -*- C++ -*-===//
+//
+// Each rank's file is decoded, checked on its own (framing, ids,
+// dependencies, attributes, group membership) and reduced to what the
+// cross-rank checks need: the dependency graph in compact form and the
+// communication nodes. A 4096-rank set of millions of nodes fits in a few
+// hundred megabytes this way.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STAGE_LIB_TARGET_CHAKRAVERIFY_TRACESET_H
+#define STAGE_LIB_TARGET_CHAKRAVERIFY_TRACESET_H
+
+#include "Verifier.h"
+
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace stage::trace {
+
+enum NodeType : uint8_t {
+  InvalidNode = 0, MetadataNode = 1, MemLoad = 2, MemStore = 3, CompNode = 4,
+  SendNode = 5, RecvNode = 6, CollNode = 7
+};
+
+const char *commTypeName(uint64_t t);
+
+/// Collects errors from several threads, keeping the first few hundred.
+class Errors {
+public:
+  void add(std::string e);
+  std::vector<std::string> take(bool &truncated);
+  size_t size();
+
+private:
+  static constexpr size_t kMax = 200;
+  std::mutex m;
+  std::vector<std::string> list;
+  bool truncated = false;
+};
+
+/// A send, receive or collective.
+struct CommNode {
+  uint32_t index = 0; // position in the file
+  uint64_t id = 0;
+  uint8_t type = 0;
+  int64_t src = 0, dst = 0, tag = 0, size = 0; // send/recv; size also coll
+  uint64_t commType = 0;
+  int64_t group = 0; // pg_name as a number; 0: all ranks
+  std::string name;
+  /// "rank 3 node 17 'fwd:send'".
+  std::string where(int64_t rank) const;
+};
+
+struct RankStats {
+  std::map<std::string, int64_t> nodes; // by type
+  uint64_t flops = 0, tensorBytes = 0, sendBytes = 0, recvBytes = 0;
+  std::map<std::string, uint64_t> collectiveBytes;
+};
+
+struct RankGraph {
+  std::string path;
+  uint32_t numNodes = 0;
+  std::vector<uint8_t> type;
+  /// Successors in CSR form, and how many dependencies each node has.
+  std::vector<uint32_t> succStart, succ, indeg;
+  /// Index into `comm` of each node, or -1.
+  std::vector<int32_t> commOf;
+  std::vector<CommNode> comm;
+  RankStats stats;
+  bool namesGroups = false; // a collective names a group
+};
+
+struct TraceSet {
+  std::vector<RankGraph> ranks;
+  std::map<int64_t, std::vector<int64_t>> groups;
+  bool hasGroups = false;
+};
+
+/// Loads every `<prefix>.<r>.et` and the groups file, checking each rank on
+/// its own; false when there is nothing to check.
+bool loadTraceSet(const TraceSetOptions &o, TraceSet &set, Errors &errors);
+
+/// Runs `body(i)` for i in [0, n) on `threads` threads (0: all cores).
+void parallelFor(int64_t n, unsigned threads,
+                 const std::function<void(int64_t)> &body);
+
+} // namespace stage::trace
+
+#endif // STAGE_LIB_TARGET_CHAKRAVERIFY_TRACESET_H
