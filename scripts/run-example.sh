@@ -11,15 +11,16 @@ plan="${1:-$root/examples/plans/llama3-8b-8gpu.plan}"
 name="$(basename "$plan" .plan)"
 out="${2:-$root/out/$name}"
 
-config="" batch=8 seq=0 train=""
+config="" batch=8 seq=0 train="" import=""
 # shellcheck disable=SC1090
 source "$plan"
 [[ "$config" = /* ]] || config="$root/$config"
 
 mkdir -p "$out"
 echo "== import $config (batch $batch, seq $seq)"
+# shellcheck disable=SC2086
 "$bin/stage-translate" --import-hf-config "$config" --batch="$batch" --seq="$seq" \
-  -o "$out/model.mlir"
+  $import -o "$out/model.mlir"
 echo "== stage-train: $train"
 "$bin/stage-opt" "$out/model.mlir" --stage-train="$train" -o "$out/step.mlir"
 echo "== Chakra traces"

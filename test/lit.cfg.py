@@ -17,6 +17,7 @@ config.excludes = ["Inputs", "Utils", "lit.cfg.py", "lit.site.cfg.py"]
 
 config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
 config.substitutions.append(("%stage_src", config.stage_src_root))
+config.substitutions.append(("%stage_obj", config.stage_obj_root))
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%skeleton", sys.executable + " " + os.path.join(config.test_source_root, "Utils", "skeleton.py")))
 config.substitutions.append(("%examples", os.path.join(config.stage_src_root, "examples")))

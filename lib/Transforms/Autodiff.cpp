@@ -392,6 +392,8 @@ LogicalResult BlockDifferentiator::differentiateRepeat(RepeatOp rep) {
   yb.setInsertionPointToEnd(body);
   YieldOp::create(yb, rep.getLoc(), yields);
 
+  // rebuild() replaces `rep`: nothing of it is read after this point.
+  Location loc = rep.getLoc();
   RepeatOp forwardRep = inner.rebuild();
   SmallVector<Type> types;
   for (Value g : carriedGrads)
@@ -399,7 +401,7 @@ LogicalResult BlockDifferentiator::differentiateRepeat(RepeatOp rep) {
   for (unsigned k = nCarry; k < yields.size(); ++k)
     types.push_back(cast<SymTensorType>(yields[k].getType())
                         .stacked(forwardRep.getCount().getValue()));
-  auto reverse = RepeatOp::create(opBuilder, rep.getLoc(), types,
+  auto reverse = RepeatOp::create(opBuilder, loc, types,
                                   forwardRep.getCount(),
                                   opBuilder.getUnitAttr(), carriedGrads,
                                   inner.sliceOperands);
