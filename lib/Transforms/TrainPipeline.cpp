@@ -101,4 +101,5 @@ void mlir::stage::registerStagePipelines() {
       "stage-pipeline (pp > 1), stage-recompute, stage-autodiff, stage-shard, "
       "stage-partition",
       buildTrainPipeline);
+  registerSymbolizePipeline();
 }

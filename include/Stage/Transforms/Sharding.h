@@ -21,6 +21,9 @@ constexpr llvm::StringLiteral kShardingAttrName("stage.sharding");
 constexpr llvm::StringLiteral kNaturalShardingAttrName("stage.natural_sharding");
 constexpr llvm::StringLiteral kOperandShardingAttrName("stage.operand_sharding");
 constexpr llvm::StringLiteral kArgShardingAttrName("stage.arg_sharding");
+/// On an op of one result, from a frontend's shard annotations: the
+/// sharding the plan gives that value; stage-shard keeps it.
+constexpr llvm::StringLiteral kPlanShardingAttrName("stage.plan_sharding");
 
 /// The sharding of a result or block argument; null when unannotated.
 ShardingAttr getSharding(Value v);
