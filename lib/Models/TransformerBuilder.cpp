@@ -110,11 +110,43 @@ static FailureOr<Value> buildLayer(LayerScope &scope, const ModelConfig &c,
                  {x, residual(buildFeedForward(scope, c, h2, moe))});
 }
 
+/// `@layer`: one decoder layer from hidden states to hidden states, the
+/// unit that a frontend's exported block is compared with.
+static OwningOpRef<ModuleOp> buildSingleLayer(MLIRContext *ctx, Location loc,
+                                              ModelConfig c,
+                                              const BuildOptions &o) {
+  c.layers = 1;
+  if (c.moe) {
+    c.moe->firstDenseLayers = 0;
+    c.moe->layerFrequency = 1;
+  }
+  OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
+  OpBuilder b(ctx);
+  b.setInsertionPointToEnd(module->getBody());
+  Type act = getComputeType(ctx, o.precision);
+  Type xType = SymTensorType::get(ctx, {S("B"), S("S"), S("D")}, act);
+  auto fn =
+      func::FuncOp::create(b, loc, "layer", b.getFunctionType({}, {xType}));
+  b.setInsertionPointToStart(fn.addEntryBlock());
+  GraphBuilder g(b, loc);
+  Value x = g.input("x", {S("B"), S("S"), S("D")}, act);
+  SmallVector<LayerRun> runs = getLayerRuns(c);
+  LayerScope scope(b, loc, runs.front().count, runs.front().prefix, act, x);
+  FailureOr<Value> out = buildLayer(scope, c, o, runs.front().moe);
+  if (failed(out))
+    return {};
+  func::ReturnOp::create(b, loc, scope.finish(*out));
+  setModuleBindings(*module, getBindings(c, o, runs));
+  return module;
+}
+
 OwningOpRef<ModuleOp> mlir::stage::buildTransformer(MLIRContext *ctx,
                                                     Location loc,
                                                     const ModelConfig &c,
                                                     const BuildOptions &o) {
   ctx->loadDialect<StageDialect, func::FuncDialect>();
+  if (o.graph == GraphKind::Layer)
+    return buildSingleLayer(ctx, loc, c, o);
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   OpBuilder b(ctx);
   b.setInsertionPointToEnd(module->getBody());

@@ -440,6 +440,8 @@ static LogicalResult trainProgram(Block &body, Operation *terminator,
   SmallVector<Operation *> forwardOps;
   for (Operation &op : body.without_terminator()) {
     if (auto p = dyn_cast<ParamOp>(op)) {
+      if (p.getKind() == "buffer")
+        continue; // held like a weight, never trained
       if (p.getKind() != "weight")
         return p.emitOpError("is an optimizer state: the program is already "
                              "a training step");

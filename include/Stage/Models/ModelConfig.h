@@ -86,8 +86,15 @@ enum class Precision { BF16, FP16, FP32 };
 /// is materialized (scores, softmax, dropout, context, each an op).
 enum class AttentionImpl { Fused, Unfused };
 
+/// What the imported graph spans.
+enum class GraphKind {
+  Model, // tokens to loss
+  Layer, // one decoder layer, hidden states in and out (x -> y)
+};
+
 /// How the imported training graph is instantiated.
 struct BuildOptions {
+  GraphKind graph = GraphKind::Model;
   int64_t batch = 8;   // B: sequences per iteration (global batch)
   int64_t seq = 0;     // S: 0 = min(max_position_embeddings, 4096)
   Precision precision = Precision::BF16;

@@ -400,7 +400,8 @@ LogicalResult Converter::convert(Operation *op) {
     std::string name = "const." + std::to_string(constants++);
     if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
       name = loc.getName().str();
-    map(c.getResult(), g.param(name, st->getDims(), st->getElementType()));
+    map(c.getResult(),
+        g.param(name, st->getDims(), st->getElementType(), "", "buffer"));
     return success();
   }
   if (isa<tensor::EmptyOp>(op)) {

@@ -151,7 +151,13 @@ Payload mlir::stage::classifyPayload(Block &body, unsigned numInputs) {
   // Elementwise.
   p.kind = PayloadKind::Elementwise;
   p.flops = int64_t(work.size());
-  if (work.size() == 1) {
+  // One op of a known kind on inputs only (a scaling by a constant is a
+  // generic op of one FLOP).
+  auto onInputsOnly = [](Operation *op) {
+    return llvm::all_of(op->getOperands(),
+                        [](Value v) { return argIndex(v).has_value(); });
+  };
+  if (work.size() == 1 && onInputsOnly(work.front())) {
     if (std::optional<EwiseKind> k = singleKind(work.front())) {
       p.ewise = *k;
       return p;

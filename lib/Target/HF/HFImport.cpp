@@ -45,6 +45,14 @@ struct ImportOptions {
       llvm::cl::desc("--import-hf-config: round the vocabulary up to a "
                      "multiple of N (Megatron-LM pads to 128 * tp)"),
       llvm::cl::init(1)};
+  llvm::cl::opt<GraphKind> graph{
+      "graph", llvm::cl::desc("--import-hf-config: what the graph spans"),
+      llvm::cl::init(GraphKind::Model),
+      llvm::cl::values(
+          clEnumValN(GraphKind::Model, "model", "tokens to loss (@forward)"),
+          clEnumValN(GraphKind::Layer, "layer",
+                     "one decoder layer, x -> y (@layer), to compare with "
+                     "an exported block"))};
   llvm::cl::opt<bool> dropout{
       "dropout",
       llvm::cl::desc("--import-hf-config: the config's dropout ops "
@@ -73,6 +81,7 @@ static OwningOpRef<Operation *> importConfig(llvm::SourceMgr &sourceMgr,
   build.precision = o.precision;
   build.attention = o.attention;
   build.dropout = o.dropout;
+  build.graph = o.graph;
   if (o.padVocab < 1) {
     emitError(loc) << "--pad-vocab-to=" << int64_t(o.padVocab)
                    << " is not positive";

@@ -40,7 +40,7 @@ stage.grid @grid [a.b]
 
 // -----
 
-// expected-error @+1 {{unknown kind 'momentum'; expected weight, master, exp_avg, exp_avg_sq or grad}}
+// expected-error @+1 {{unknown kind 'momentum'; expected weight, master, exp_avg, exp_avg_sq, grad or buffer}}
 %0 = stage.param "w" kind "momentum" : !stage.tensor<[D], f32>
 
 // -----

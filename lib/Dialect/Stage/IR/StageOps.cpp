@@ -67,12 +67,13 @@ LogicalResult GridOp::verify() {
 }
 
 LogicalResult ParamOp::verify() {
-  static const char *const kinds[] = {"weight", "master", "exp_avg",
-                                      "exp_avg_sq", "grad"};
+  static const char *const kinds[] = {"weight", "master",  "exp_avg",
+                                      "exp_avg_sq", "grad", "buffer"};
   if (!llvm::is_contained(kinds, getKind()))
     return emitOpError("unknown kind '")
            << getKind()
-           << "'; expected weight, master, exp_avg, exp_avg_sq or grad";
+           << "'; expected weight, master, exp_avg, exp_avg_sq, grad or "
+              "buffer";
   if (getName().empty())
     return emitOpError("needs a non-empty name");
   static const char *const groups[] = {"embedding", "attention", "mlp",

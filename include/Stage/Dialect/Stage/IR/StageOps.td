@@ -93,7 +93,8 @@ def Stage_ParamOp : Stage_Op<"param", [Pure]> {
     their leading dimension and enter `stage.repeat` as slices. `kind` tells
     the optimizer states apart from the weights: `weight` (default),
     `master` (fp32 copy under mixed precision), `exp_avg`, `exp_avg_sq`,
-    `grad`. `group` says what the weight is for (`embedding`, `attention`,
+    `grad`, and `buffer`: a constant held in memory but not trained (an
+    imported graph's tensor constants, such as a causal mask). `group` says what the weight is for (`embedding`, `attention`,
     `mlp`, `norm`, `router`, `expert`); the parameter report counts by it.
 
     ```mlir
