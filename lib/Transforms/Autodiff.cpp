@@ -22,6 +22,7 @@
 #include "Stage/Analysis/CostAnalysis.h"
 #include "Stage/Analysis/PipelineSchedule.h"
 #include "Stage/Dialect/Stage/IR/StageBuilder.h"
+#include "Stage/Transforms/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -554,6 +555,11 @@ static LogicalResult trainProgram(Block &body, Operation *terminator,
       m = states.param(w.getName(), wt.getDims(), f32, group, "exp_avg");
       v = states.param(w.getName(), wt.getDims(), f32, group, "exp_avg_sq");
     }
+    // States are sharded as their weight (a frontend's plan, if any).
+    if (Attribute plan = w->getAttr(kPlanShardingAttrName))
+      for (Value state : {master, m, v})
+        if (state)
+          state.getDefiningOp()->setAttr(kPlanShardingAttrName, plan);
     OptimizerStepOp::create(b, w.getLoc(), opts.optimizer, w, g, master, m, v);
   }
   return success();

@@ -230,6 +230,7 @@ LogicalResult Pipeliner::splitRun(const Run &run) {
                                    t.dropLeadingDim().stacked(count),
                                    param.getNameAttr(), param.getKindAttr(),
                                    param.getGroupAttr());
+      share->setDiscardableAttrs(param->getDiscardableAttrDictionary());
       c.lastLeaf = share;
       slices.push_back(share);
     }

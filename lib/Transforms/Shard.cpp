@@ -102,7 +102,14 @@ private:
       return s;
     return rules.getDesired(cast<SymTensorType>(v.getType()));
   }
-  ShardingAttr weightGradSharding(SymTensorType t, ArrayRef<std::string> partial);
+  /// A weight's sharding: the frontend plan's, else the rules'.
+  ShardingAttr weightSharding(Value weight) {
+    if (Operation *def = weight.getDefiningOp())
+      if (auto s = def->getAttrOfType<ShardingAttr>(kPlanShardingAttrName))
+        return s;
+    return rules.getDesired(cast<SymTensorType>(weight.getType()));
+  }
+  ShardingAttr weightGradSharding(Value grad, ArrayRef<std::string> partial);
   /// How a value the backward keeps is stored: as it is, or (keep-gathered)
   /// as the gathered copy the forward already made of it.
   ShardingAttr storedSharding(Value v, Block *block);
@@ -115,7 +122,8 @@ private:
 
   const ShardingRules &rules;
   MLIRContext *ctx;
-  llvm::DenseSet<Value> gradients;
+  /// Weight gradients, each with the sharding of its weight.
+  llvm::DenseMap<Value, ShardingAttr> gradients;
   bool failedZero = false;
   /// Gathers already needed in a block, (value, axis): the next consumer of
   /// the same value gets the gathered copy for free (q, k and v projections
@@ -136,9 +144,12 @@ private:
 /// among `partial` that it may keep until the iteration's reduction: those
 /// over axes the weight is replicated on (the data-parallel ones, and tp for
 /// the norms under sequence parallelism). Under ZeRO >= 2 it is partitioned.
-ShardingAttr Planner::weightGradSharding(SymTensorType t,
+ShardingAttr Planner::weightGradSharding(Value grad,
                                          ArrayRef<std::string> partial) {
-  ShardingAttr w = rules.getDesired(t);
+  auto t = cast<SymTensorType>(grad.getType());
+  ShardingAttr w = gradients.lookup(grad);
+  if (!w)
+    w = rules.getDesired(t);
   if (rules.getPlan().zeroStage >= 2) {
     FailureOr<ShardingAttr> z =
         rules.getZeroSharding(UnknownLoc::get(ctx), t, w);
@@ -176,28 +187,45 @@ ShardingAttr Planner::storedSharding(Value v, Block *block) {
 ShardingAttr Planner::keptSharding(Value v) {
   auto t = cast<SymTensorType>(v.getType());
   if (gradients.contains(v))
-    return weightGradSharding(t, rules.getPlan().axes);
+    return weightGradSharding(v, rules.getPlan().axes);
+  // A value the frontend's plan shards keeps that sharding.
+  if (Operation *def = v.getDefiningOp())
+    if (auto s = def->getAttrOfType<ShardingAttr>(kPlanShardingAttrName))
+      return s;
   return rules.getDesired(t);
 }
 
 /// Weight gradients: what the backward yields, and what flows into it
 /// through accumulation adds and the stacked results of reverse repeats.
 void Planner::markGradients(MicrobatchesOp op) {
-  SmallVector<Value> work(op.getBackwardBlock().getTerminator()->getOperands());
+  // The gradient of result i updates the weight of its optimizer step.
+  SmallVector<std::pair<Value, ShardingAttr>> work;
+  for (auto [v, r] : llvm::zip(op.getBackwardBlock().getTerminator()->getOperands(),
+                               op.getResults())) {
+    ShardingAttr base = rules.getDesired(cast<SymTensorType>(v.getType()));
+    for (Operation *user : r.getUsers())
+      if (auto step = dyn_cast<OptimizerStepOp>(user))
+        base = weightSharding(step.getWeight());
+    work.push_back({v, base});
+  }
   while (!work.empty()) {
-    Value v = work.pop_back_val();
-    if (!gradients.insert(v).second)
+    auto [v, base] = work.pop_back_val();
+    if (!gradients.try_emplace(v, base).second)
       continue;
     Operation *def = v.getDefiningOp();
     if (!def)
       continue;
     if (auto add = dyn_cast<EwiseOp>(def)) {
       if (add.getKind() == EwiseKind::add || add.getKind() == EwiseKind::cast)
-        llvm::append_range(work, add.getInputs());
+        for (Value in : add.getInputs())
+          work.push_back({in, base});
     } else if (auto rep = dyn_cast<RepeatOp>(def)) {
       unsigned i = cast<OpResult>(v).getResultNumber();
+      // The body yields one layer's slice of the stacked gradient.
       if (i >= rep.getNumCarried())
-        work.push_back(rep.getBodyBlock().getTerminator()->getOperand(i));
+        work.push_back({rep.getBodyBlock().getTerminator()->getOperand(i),
+                        ShardingAttr::get(ctx, base.getDims().drop_front(),
+                                          base.getPartial())});
     }
   }
 }
@@ -326,7 +354,8 @@ LogicalResult Planner::planWithModel(Operation *op, const FactorModel &m) {
         // of the gradient over the data axes are reduce-scatters, as meant).
         if (summed && keep >= 0 && gradients.contains(op->getResult(j))) {
           auto t = cast<SymTensorType>(op->getResult(j).getType());
-          if (Layout::of(rules.getDesired(t), t.getRank()).dimOf(axis) >= 0)
+          if (Layout::of(gradients.lookup(op->getResult(j)), t.getRank())
+                  .dimOf(axis) >= 0)
             b *= kWeightMovePenalty;
         }
         if (summed) {
@@ -399,8 +428,7 @@ LogicalResult Planner::planWithModel(Operation *op, const FactorModel &m) {
     natural.push_back(l.attr(ctx));
     Value r = op->getResult(j);
     kept.push_back(gradients.contains(r)
-                       ? weightGradSharding(cast<SymTensorType>(r.getType()),
-                                            l.partial)
+                       ? weightGradSharding(r, l.partial)
                        : keptSharding(r));
     // Partial sums that are only added up stay partial: the sum is resolved
     // once (the gradients of the q, k and v projections, as one fused
@@ -555,7 +583,7 @@ LogicalResult Planner::planMicrobatches(MicrobatchesOp op) {
 
 LogicalResult Planner::planOptimizer(OptimizerStepOp op) {
   auto wt = cast<SymTensorType>(op.getWeight().getType());
-  ShardingAttr w = rules.getDesired(wt);
+  ShardingAttr w = weightSharding(op.getWeight());
   ShardingAttr update = w;
   if (rules.getPlan().zeroStage >= 1) {
     FailureOr<ShardingAttr> z = rules.getZeroSharding(op.getLoc(), wt, w);
@@ -571,7 +599,7 @@ LogicalResult Planner::planOptimizer(OptimizerStepOp op) {
 LogicalResult Planner::planOp(Operation *op) {
   if (auto p = dyn_cast<ParamOp>(op)) {
     auto t = cast<SymTensorType>(p.getType());
-    ShardingAttr s = rules.getDesired(t);
+    ShardingAttr s = weightSharding(p.getResult());
     int zero = rules.getPlan().zeroStage;
     bool state = p.getKind() != "weight";
     if ((state && zero >= 1) || (!state && zero >= 3)) {

@@ -289,9 +289,8 @@ LogicalResult Symbolizer::rewrite() {
     }
     if (auto rs = dyn_cast<ReshapeOp>(op)) {
       auto count = [](Type type) {
-        auto t = cast<SymTensorType>(type);
-        return sym::product(std::vector<Expr>(t.getDims().begin(),
-                                              t.getDims().end()));
+        auto dims = cast<SymTensorType>(type).getDims();
+        return sym::product(std::vector<Expr>(dims.begin(), dims.end()));
       };
       if (count(rs.getInput().getType()) != count(rs.getResult().getType()))
         return rs->emitOpError("cannot be named consistently: ")

@@ -28,19 +28,21 @@ def ConvertLinalgToStage : Pass<"convert-linalg-to-stage", "::mlir::ModuleOp"> {
       `stage.reshape`, `tensor.extract_slice` (of one dimension)
       `stage.slice`, `tensor.concat` `stage.concat`;
     * `tensor.empty` and `linalg.fill` that only initialize outputs are
-      dropped; tensor constants (`arith.constant`) become weights
-      (`stage.param`), as do arguments with a `stage.param = "name"`
-      attribute; the other arguments are inputs. An argument's
-      `stage.dims = ["B", "S", "D"]` is kept for `stage-symbolize`.
-    * Upstream `shard` annotations become the plan: `shard.grid` the
-      `stage.grid` (its axes named by `grid-axes`, its shape the degrees)
-      and `shard.shard` the sharding its value keeps.
+      dropped; tensor constants (`arith.constant`) become untrained
+      buffers (`stage.param` of kind `buffer`); arguments with a
+      `stage.param = "name"` attribute become weights, the other arguments
+      inputs. An argument's `stage.dims = ["B", "S", "D"]` is kept for
+      `stage-symbolize`.
+    * Upstream `shard` annotations become the plan: the `shard.grid`'s
+      axes are named by `grid-axes` (dp, cp, ep, tp) and its shape gives
+      their degrees (module bindings); a `shard.shard` gives the sharding
+      its value keeps (`stage.plan_sharding`, which `stage-shard` honors).
 
     Anything else is an error naming the op, at its location.
   }];
   let options = [
     ListOption<"gridAxes", "grid-axes", "std::string",
-               "stage axis names (pp, dp, cp, ep, tp) of the shard.grid's axes, in order">,
+               "stage axis names (dp, cp, ep, tp) of the shard.grid's axes, in order">,
   ];
   let dependentDialects = ["::mlir::stage::StageDialect"];
 }

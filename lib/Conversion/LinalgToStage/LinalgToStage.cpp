@@ -36,6 +36,7 @@ namespace {
 constexpr llvm::StringLiteral kParamArg("stage.param");
 constexpr llvm::StringLiteral kDimsArg("stage.dims");
 constexpr llvm::StringLiteral kGroupArg("stage.group");
+constexpr llvm::StringLiteral kInputArg("stage.input");
 
 /// The plan the shard annotations give: grid axis index -> stage axis.
 struct GridNames {
@@ -58,6 +59,7 @@ private:
   /// `v` (indexed by the loop dims `dims`, some constant unit dims) brought
   /// to loop order `target` by dropping unit dims, transposing and
   /// broadcasting; `extents` are the loop extents.
+  Value reshape(Value v, ArrayRef<Expr> dims);
   Value toLoops(Value v, ArrayRef<int64_t> dims, ArrayRef<int64_t> target,
                 ArrayRef<Expr> extents);
   void map(Value from, Value to) { values[from] = to; }
@@ -85,6 +87,15 @@ FailureOr<SymTensorType> Converter::typeFor(Type t, Location loc) {
   for (int64_t d : rt.getShape())
     dims.push_back(Expr(d));
   return SymTensorType::get(t.getContext(), dims, rt.getElementType());
+}
+
+Value Converter::reshape(Value v, ArrayRef<Expr> dims) {
+  // A reshape of a reshape is one reshape of the original.
+  if (auto inner = v.getDefiningOp<ReshapeOp>())
+    v = inner.getInput();
+  if (GraphBuilder::typeOf(v).getDims() == dims)
+    return v;
+  return g.reshape(v, dims);
 }
 
 FailureOr<Value> Converter::get(Value v, Operation *user) {
@@ -126,7 +137,7 @@ Value Converter::toLoops(Value v, ArrayRef<int64_t> dims,
       keptDims.push_back(t.getDim(i));
     }
   if (kept.size() != dims.size())
-    v = g.reshape(v, keptDims);
+    v = reshape(v, keptDims);
   // Order the remaining dims as in `target`.
   SmallVector<int64_t> order;
   for (int64_t d : target)
@@ -211,7 +222,7 @@ LogicalResult Converter::convertLinalg(linalg::LinalgOp op) {
     // Back to the output's layout: permuted loops, unit dims.
     SymTensorType t = GraphBuilder::typeOf(v);
     if (t.getDims() != resultType->getDims())
-      v = g.reshape(v, resultType->getDims());
+      v = reshape(v, resultType->getDims());
     map(raw->getResult(0), v);
     return success();
   };
@@ -317,12 +328,10 @@ LogicalResult Converter::convertLinalg(linalg::LinalgOp op) {
                           EwiseKind::generic, ins,
                           b.getI64IntegerAttr(std::max<int64_t>(p.flops, 1)));
     } else {
-      int arity = EwiseOp::getArity(p.ewise);
-      if (arity >= 0 && size_t(arity) != ins.size())
-        return op->emitOpError("computes '")
-               << stringifyEwiseKind(p.ewise) << "' of " << ins.size()
-               << " inputs";
-      r = g.ewise(p.ewise, ins, et);
+      SmallVector<Value> ordered;
+      for (unsigned a : p.order)
+        ordered.push_back(ins[a]);
+      r = g.ewise(p.ewise, p.order.empty() ? ins : ordered, et);
     }
   }
   return finish(r);
@@ -421,18 +430,18 @@ LogicalResult Converter::convert(Operation *op) {
   }
   if (auto l = dyn_cast<linalg::LinalgOp>(op))
     return convertLinalg(l);
-  auto reshape = [&](Value src, Value res) -> LogicalResult {
+  auto reshapeTo = [&](Value src, Value res) -> LogicalResult {
     FailureOr<Value> in = get(src, op);
     FailureOr<SymTensorType> t = typeFor(res.getType(), op->getLoc());
     if (failed(in) || failed(t))
       return failure();
-    map(res, g.reshape(*in, t->getDims()));
+    map(res, reshape(*in, t->getDims()));
     return success();
   };
   if (auto e = dyn_cast<tensor::ExpandShapeOp>(op))
-    return reshape(e.getSrc(), e.getResult());
+    return reshapeTo(e.getSrc(), e.getResult());
   if (auto c = dyn_cast<tensor::CollapseShapeOp>(op))
-    return reshape(c.getSrc(), c.getResult());
+    return reshapeTo(c.getSrc(), c.getResult());
   if (auto s = dyn_cast<tensor::ExtractSliceOp>(op)) {
     FailureOr<Value> in = get(s.getSource(), op);
     if (failed(in))
@@ -500,8 +509,10 @@ LogicalResult Converter::run() {
       v = g.param(name.getValue(), st->getDims(), st->getElementType(),
                   group ? group.getValue() : "");
     } else {
-      v = g.input("arg" + std::to_string(arg.getArgNumber()), st->getDims(),
-                  st->getElementType());
+      auto input = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kInputArg);
+      v = g.input(input ? input.getValue().str()
+                        : "arg" + std::to_string(arg.getArgNumber()),
+                  st->getDims(), st->getElementType());
     }
     if (Attribute dims = fn.getArgAttr(arg.getArgNumber(), kDimsArg))
       v.getDefiningOp()->setAttr(kDimsArg, dims);
@@ -512,6 +523,11 @@ LogicalResult Converter::run() {
       out.erase();
       return failure();
     }
+  // Layout changes nothing reads (a unit dimension added and removed).
+  for (Operation &op : llvm::make_early_inc_range(
+           llvm::reverse(out.getBody().front())))
+    if (isa<ReshapeOp, TransposeOp, BroadcastOp>(op) && op.use_empty())
+      op.erase();
   out->setAttrs(fn->getDiscardableAttrDictionary());
   fn.erase();
   return success();
@@ -530,6 +546,11 @@ struct ConvertLinalgToStagePass
               ArrayRef<StringRef>{"pp", "dp", "cp", "ep", "tp"}, a)) {
         module.emitError("grid-axes: '")
             << a << "' is not a stage axis (pp, dp, cp, ep, tp)";
+        return signalPassFailure();
+      }
+      if (a == "pp") {
+        module.emitError("grid-axes: 'pp' is no sharding axis; pipeline "
+                         "stages come from stage-train's pp= option");
         return signalPassFailure();
       }
       names.axes.push_back(a);

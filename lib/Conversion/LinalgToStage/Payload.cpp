@@ -56,12 +56,12 @@ static std::optional<EwiseKind> singleKind(Operation *op) {
       .Default([](Operation *) { return std::nullopt; });
 }
 
-/// A float constant of the payload equals `v` (to 4 digits).
+/// A float constant of the payload equals `v` (to 1%: bf16 keeps 3 digits).
 static bool hasConstant(ArrayRef<Operation *> ops, double v) {
   for (Operation *op : ops)
     if (auto c = dyn_cast<arith::ConstantOp>(op))
       if (auto f = dyn_cast<FloatAttr>(c.getValue()))
-        if (std::abs(f.getValueAsDouble() - v) < 1e-4 * std::abs(v))
+        if (std::abs(f.getValueAsDouble() - v) < 1e-2 * std::abs(v))
           return true;
   return false;
 }
@@ -158,8 +158,22 @@ Payload mlir::stage::classifyPayload(Block &body, unsigned numInputs) {
                         [](Value v) { return argIndex(v).has_value(); });
   };
   if (work.size() == 1 && onInputsOnly(work.front())) {
-    if (std::optional<EwiseKind> k = singleKind(work.front())) {
+    Operation *op = work.front();
+    SmallVector<unsigned> args;
+    for (Value v : op->getOperands())
+      args.push_back(*argIndex(v));
+    std::optional<EwiseKind> k = singleKind(op);
+    if (k == EwiseKind::mul && args[0] == args[1]) {
+      p.ewise = EwiseKind::square;
+      p.order = {args[0]};
+      return p;
+    }
+    // Of the op's arity and reading inputs, not the initial output value.
+    bool fits = k && EwiseOp::getArity(*k) == int(args.size()) &&
+                llvm::all_of(args, [&](unsigned a) { return a < numInputs; });
+    if (fits) {
       p.ewise = *k;
+      p.order = args;
       return p;
     }
   }
@@ -171,7 +185,7 @@ Payload mlir::stage::classifyPayload(Block &body, unsigned numInputs) {
   auto div = [](Operation *op) { return isa<arith::DivFOp>(op); };
   // GELU: the tanh form 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))) or the
   // erf form 0.5x(1 + erf(x/sqrt(2))).
-  if ((has(tanh) && hasConstant(ops, 0.044715)) || has(erf)) {
+  if (numInputs == 1 && ((has(tanh) && hasConstant(ops, 0.044715)) || has(erf))) {
     p.ewise = EwiseKind::gelu;
     return p;
   }

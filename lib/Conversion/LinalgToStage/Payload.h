@@ -25,6 +25,9 @@ struct Payload {
   EwiseKind ewise = EwiseKind::generic;
   int64_t flops = 0;     // arithmetic ops of the payload, for `generic`
   unsigned copied = 0;   // Copy: the yielded input
+  /// Elementwise of a known kind: the inputs in the op's operand order
+  /// (`sub(in1, in0)` is {1, 0}; `mul(in0, in0)` as `square` is {0}).
+  SmallVector<unsigned> order;
   std::string why;       // Unknown: what was not understood
 };
 
