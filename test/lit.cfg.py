@@ -20,6 +20,7 @@ config.substitutions.append(("%stage_src", config.stage_src_root))
 config.substitutions.append(("%stage_obj", config.stage_obj_root))
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%skeleton", sys.executable + " " + os.path.join(config.test_source_root, "Utils", "skeleton.py")))
+config.substitutions.append(("%collectives", sys.executable + " " + os.path.join(config.test_source_root, "Utils", "collectives.py")))
 config.substitutions.append(("%examples", os.path.join(config.stage_src_root, "examples")))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])

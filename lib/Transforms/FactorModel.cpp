@@ -108,8 +108,9 @@ static FactorModel reshapeModel(ReshapeOp op) {
         i = k + 1, ++j, matched = true;
       }
     }
-    p = out.getDim(j);
-    for (unsigned k = j + 1; k < out.getRank() && !matched; ++k) {
+    if (!matched)
+      p = out.getDim(j);
+    for (unsigned k = j + 1; !matched && k < out.getRank(); ++k) {
       p *= out.getDim(k);
       if (p == in.getDim(i)) {
         group(i, i + 1, j, k + 1);

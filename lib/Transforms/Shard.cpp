@@ -599,9 +599,15 @@ LogicalResult Planner::planOptimizer(OptimizerStepOp op) {
 LogicalResult Planner::planOp(Operation *op) {
   if (auto p = dyn_cast<ParamOp>(op)) {
     auto t = cast<SymTensorType>(p.getType());
+    // A buffer (a constant of the model, as a causal mask) is whole on every
+    // rank, which slices what it needs locally; ZeRO does not touch it.
+    if (p.getKind() == "buffer" && !p->hasAttr(kPlanShardingAttrName)) {
+      setResultShardings(op, {ShardingAttr::getReplicated(ctx, t.getRank())});
+      return success();
+    }
     ShardingAttr s = weightSharding(p.getResult());
     int zero = rules.getPlan().zeroStage;
-    bool state = p.getKind() != "weight";
+    bool state = p.getKind() != "weight" && p.getKind() != "buffer";
     if ((state && zero >= 1) || (!state && zero >= 3)) {
       FailureOr<ShardingAttr> z = rules.getZeroSharding(p.getLoc(), t, s);
       if (failed(z))

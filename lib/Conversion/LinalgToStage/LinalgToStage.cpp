@@ -11,6 +11,7 @@
 #include "Stage/Conversion/Passes.h"
 
 #include "Payload.h"
+#include "Unflatten.h"
 
 #include "Stage/Dialect/Stage/IR/StageBuilder.h"
 #include "Stage/Transforms/Sharding.h"
@@ -523,6 +524,7 @@ LogicalResult Converter::run() {
       out.erase();
       return failure();
     }
+  unflattenRows(out);
   // Layout changes nothing reads (a unit dimension added and removed).
   for (Operation &op : llvm::make_early_inc_range(
            llvm::reverse(out.getBody().front())))

@@ -1,0 +1,238 @@
+//===- Unflatten.cpp - Undo the frontends' flattening of row dimensions ---===//
+//
+// torch-mlir and StableHLO lower a linear layer on [B, S, D] to a matmul on
+// [B*S, D] between a collapse and an expand. Sharded as written, the merged
+// rows could only be split like a batch, so the sequence split of Megatron's
+// sequence parallelism would be undone and redone around every layer. Here
+// the collapse moves past the ops that treat the merged rows as independent
+// (elementwise ops whose other operands broadcast over trailing dimensions,
+// einsums whose merged index is free), and reshape pairs fold, so the graph
+// keeps the model's own dimensions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Unflatten.h"
+
+#include "Stage/Dialect/Stage/IR/StageBuilder.h"
+#include "Stage/Transforms/Sharding.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::stage;
+using sym::Expr;
+
+/// For each dimension of `to`, how many consecutive dimensions of `from`
+/// it merges; none when `to` is not such a merge of `from`.
+static std::optional<SmallVector<unsigned>> mergeGroups(ArrayRef<Expr> from,
+                                                        ArrayRef<Expr> to) {
+  SmallVector<unsigned> groups;
+  unsigned i = 0;
+  for (const Expr &target : to) {
+    if (i == from.size())
+      return std::nullopt;
+    Expr p = from[i];
+    unsigned n = 1;
+    while (p != target && i + n < from.size())
+      p *= from[i + n++];
+    if (p != target)
+      return std::nullopt;
+    groups.push_back(n);
+    i += n;
+  }
+  if (i != from.size())
+    return std::nullopt;
+  return groups;
+}
+
+namespace {
+/// A reshape that merges dimensions: its source and the group sizes.
+struct Merge {
+  Value source;
+  SmallVector<unsigned> groups;
+  bool merges() const {
+    return llvm::any_of(groups, [](unsigned n) { return n > 1; });
+  }
+};
+} // namespace
+
+static std::optional<Merge> mergeOf(Value v) {
+  auto r = v.getDefiningOp<ReshapeOp>();
+  if (!r || r->hasAttr(kPlanShardingAttrName))
+    return std::nullopt;
+  std::optional<SmallVector<unsigned>> groups =
+      mergeGroups(GraphBuilder::typeOf(r.getInput()).getDims(),
+                  GraphBuilder::typeOf(v).getDims());
+  if (!groups)
+    return std::nullopt;
+  Merge m{r.getInput(), *groups};
+  if (!m.merges())
+    return std::nullopt;
+  return m;
+}
+
+/// `ewise(merge(x), bias)` -> `merge(ewise(x, bias))` where every other
+/// operand is a scalar, a merge of the same shape, or broadcasts over
+/// trailing dimensions that are not merged.
+static bool sinkThroughEwise(EwiseOp op, GraphBuilder &g, OpBuilder &b) {
+  SymTensorType rt = GraphBuilder::typeOf(op.getResult());
+  std::optional<Merge> lead;
+  for (Value in : op.getInputs())
+    if (GraphBuilder::typeOf(in).getRank() == rt.getRank())
+      if ((lead = mergeOf(in)))
+        break;
+  if (!lead)
+    return false;
+  SymTensorType st = GraphBuilder::typeOf(lead->source);
+  unsigned unmergedTail = 0;
+  for (unsigned n : llvm::reverse(lead->groups)) {
+    if (n > 1)
+      break;
+    ++unmergedTail;
+  }
+  SmallVector<Value> inputs;
+  for (Value in : op.getInputs()) {
+    unsigned rank = GraphBuilder::typeOf(in).getRank();
+    if (rank == rt.getRank()) {
+      std::optional<Merge> m = mergeOf(in);
+      if (!m || GraphBuilder::typeOf(m->source).getDims() != st.getDims())
+        return false;
+      inputs.push_back(m->source);
+    } else if (rank <= unmergedTail) {
+      inputs.push_back(in);
+    } else {
+      return false;
+    }
+  }
+  b.setInsertionPoint(op);
+  Operation *moved = b.clone(*op);
+  moved->setOperands(inputs);
+  moved->getResult(0).setType(
+      SymTensorType::get(op.getContext(), st.getDims(), rt.getElementType()));
+  g.setLoc(op.getLoc());
+  op.getResult().replaceAllUsesWith(
+      g.reshape(moved->getResult(0), rt.getDims()));
+  op.erase();
+  return true;
+}
+
+/// `einsum(merge(x), w)` -> `merge(einsum(x, w))` for every merged index that
+/// only this operand and the result carry (the rows of a linear layer).
+static bool absorbIntoEinsum(EinsumOp op, GraphBuilder &g, OpBuilder &b) {
+  SmallVector<std::string> terms = op.getInputIndices();
+  std::string result = op.getResultIndices();
+  std::string used;
+  for (const std::string &t : terms)
+    used += t;
+  auto fresh = [&]() {
+    for (char c : llvm::StringRef("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+      if (used.find(c) == std::string::npos) {
+        used += c;
+        return c;
+      }
+    return '\0';
+  };
+  for (auto [n, in] : llvm::enumerate(op.getInputs())) {
+    std::optional<Merge> m = mergeOf(in);
+    if (!m)
+      continue;
+    SmallVector<Expr> from(GraphBuilder::typeOf(m->source).getDims());
+    std::string term, newResult = result;
+    SmallVector<Expr> partial;
+    bool absorbed = false;
+    unsigned i = 0;
+    for (auto [d, size] : llvm::enumerate(m->groups)) {
+      char c = terms[n][d];
+      auto count = [&](const std::string &s) { return llvm::count(s, c); };
+      unsigned elsewhere = 0;
+      for (auto [k, t] : llvm::enumerate(terms))
+        elsewhere += k == n ? count(t) - 1 : count(t);
+      bool free = size > 1 && elsewhere == 0 && count(result) == 1;
+      if (!free) {
+        term += c;
+        Expr merged = from[i];
+        for (unsigned k = 1; k < size; ++k)
+          merged *= from[i + k];
+        partial.push_back(merged);
+        i += size;
+        continue;
+      }
+      std::string letters;
+      for (unsigned k = 0; k < size; ++k) {
+        char f = fresh();
+        if (!f)
+          return false;
+        letters += f;
+        partial.push_back(from[i++]);
+      }
+      term += letters;
+      newResult.replace(newResult.find(c), 1, letters);
+      absorbed = true;
+    }
+    if (!absorbed)
+      continue;
+    g.setLoc(op.getLoc());
+    b.setInsertionPoint(op);
+    SmallVector<Value> inputs(op.getInputs());
+    inputs[n] = partial == from ? m->source : g.reshape(m->source, partial);
+    terms[n] = term;
+    std::string spec = llvm::join(terms, ",") + "->" + newResult;
+    SymTensorType rt = GraphBuilder::typeOf(op.getResult());
+    Value e = g.einsum(spec, inputs, rt.getElementType());
+    Operation *moved = e.getDefiningOp();
+    for (NamedAttribute a : op->getDiscardableAttrs())
+      moved->setAttr(a.getName(), a.getValue());
+    op.getResult().replaceAllUsesWith(g.reshape(e, rt.getDims()));
+    op.erase();
+    return true;
+  }
+  return false;
+}
+
+/// `reshape(reshape(x))` -> `reshape(x)`, and a reshape to its own shape
+/// disappears.
+static bool foldReshape(ReshapeOp op, GraphBuilder &g, OpBuilder &b) {
+  if (op->hasAttr(kPlanShardingAttrName))
+    return false;
+  Value in = op.getInput();
+  if (auto inner = in.getDefiningOp<ReshapeOp>();
+      inner && !inner->hasAttr(kPlanShardingAttrName))
+    in = inner.getInput();
+  if (in == op.getInput() &&
+      GraphBuilder::typeOf(in).getDims() !=
+          GraphBuilder::typeOf(op.getResult()).getDims())
+    return false;
+  Value to = in;
+  if (GraphBuilder::typeOf(in).getDims() !=
+      GraphBuilder::typeOf(op.getResult()).getDims()) {
+    b.setInsertionPoint(op);
+    g.setLoc(op.getLoc());
+    to = g.reshape(in, GraphBuilder::typeOf(op.getResult()).getDims());
+  }
+  op.getResult().replaceAllUsesWith(to);
+  op.erase();
+  return true;
+}
+
+void mlir::stage::unflattenRows(func::FuncOp fn) {
+  OpBuilder b(fn.getContext());
+  GraphBuilder g(b, fn.getLoc());
+  Block &body = fn.getBody().front();
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (Operation &op : llvm::make_early_inc_range(body)) {
+      if (op.hasAttr(kPlanShardingAttrName))
+        continue;
+      if (auto e = dyn_cast<EwiseOp>(op))
+        changed |= sinkThroughEwise(e, g, b);
+      else if (auto e = dyn_cast<EinsumOp>(op))
+        changed |= absorbIntoEinsum(e, g, b);
+      else if (auto r = dyn_cast<ReshapeOp>(op))
+        changed |= foldReshape(r, g, b);
+    }
+  }
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+    if (isa<ReshapeOp>(op) && op.use_empty())
+      op.erase();
+}

@@ -1,0 +1,23 @@
+"""Prints the communication of one rank's trace (the JSON lines of
+`stage-translate --stage-to-chakra --rank=R`), one node per line, without
+node ids: what two traces must share to issue the same collectives and
+messages. With --sort-iteration, the iteration's own communication (the
+`opt:` nodes, as gradient reductions) is listed sorted, since its order
+follows the order in which a model declares its weights."""
+import json
+import sys
+
+KEYS = ("comm_type", "comm_size", "pg_name", "comm_src", "comm_dst", "comm_tag")
+
+sort_step = "--sort-iteration" in sys.argv[1:]
+lines, step = [], []
+for line in sys.stdin:
+    node = json.loads(line)
+    if "COMM" not in node.get("type", ""):
+        continue
+    attrs = {a["name"]: next(v for k, v in a.items() if k != "name")
+             for a in node.get("attr", [])}
+    phase = node["name"].split(":")[0]
+    fields = [phase, node["type"]] + [f"{k}={attrs[k]}" for k in KEYS if k in attrs]
+    (step if sort_step and phase == "opt" else lines).append(" ".join(fields))
+print("\n".join(lines + sorted(step)))
