@@ -481,9 +481,16 @@ static LogicalResult trainProgram(Block &body, Operation *terminator,
                                     cast<SymTensorType>(v.getType()).getDims(),
                                     cast<SymTensorType>(v.getType()).getElementType()));
   };
+  // A result that is not a scalar loss is an activation the rest of the
+  // model reads.
+  bool hasLoss = llvm::any_of(*fwd, [](Operation &op) { return isa<LossOp>(op); });
   for (Value v : terminator->getOperands())
-    if (activity.isActive(v))
+    if (activity.isActive(v)) {
       seed(v);
+      Operation *def = v.getDefiningOp();
+      if (def && !hasLoss && cast<SymTensorType>(v.getType()).getRank() > 0)
+        def->setAttr(kProgramOutputAttrName, UnitAttr::get(ctx));
+    }
   for (Operation &op : *fwd) {
     if (auto l = dyn_cast<LossOp>(op))
       seed(l.getInput());

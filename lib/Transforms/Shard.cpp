@@ -433,8 +433,9 @@ LogicalResult Planner::planWithModel(Operation *op, const FactorModel &m) {
     // Partial sums that are only added up stay partial: the sum is resolved
     // once (the gradients of the q, k and v projections, as one fused
     // projection would). A value nobody reads, or only the loss marker, is
-    // not resharded.
-    bool onlyLoss = llvm::all_of(r.getUsers(),
+    // not resharded, unless it is the program's output.
+    bool onlyLoss = !op->hasAttr(kProgramOutputAttrName) &&
+                    llvm::all_of(r.getUsers(),
                                  [](Operation *u) { return isa<LossOp>(u); });
     if (onlyLoss || (!l.partial.empty() && feedsOnlyAdds(r))) {
       kept.back() = natural.back();

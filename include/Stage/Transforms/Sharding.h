@@ -24,6 +24,10 @@ constexpr llvm::StringLiteral kArgShardingAttrName("stage.arg_sharding");
 /// On an op of one result, from a frontend's shard annotations: the
 /// sharding the plan gives that value; stage-shard keeps it.
 constexpr llvm::StringLiteral kPlanShardingAttrName("stage.plan_sharding");
+/// On the op computing a result of a trained program without a loss (a
+/// layer imported alone): the value goes on to the rest of the model, so it
+/// is stored as the plan lays out activations, not left a partial sum.
+constexpr llvm::StringLiteral kProgramOutputAttrName("stage.output");
 
 /// The sharding of a result or block argument; null when unannotated.
 ShardingAttr getSharding(Value v);

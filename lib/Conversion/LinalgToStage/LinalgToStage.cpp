@@ -397,9 +397,10 @@ LogicalResult Converter::convert(Operation *op) {
   if (auto c = dyn_cast<arith::ConstantOp>(op)) {
     auto t = dyn_cast<RankedTensorType>(c.getType());
     if (!t) {
-      // A scalar used only inside payloads is converted with them.
-      if (llvm::all_of(op->getUsers(), [](Operation *u) {
-            return isa<linalg::FillOp>(u);
+      // A scalar that fills initializers or that a payload captures (as
+      // canonicalization hoists them) is read with those ops.
+      if (llvm::all_of(op->getUsers(), [&](Operation *u) {
+            return isa<linalg::FillOp>(u) || u->getParentOp() != fn;
           }))
         return success();
       return op->emitOpError("is a scalar used outside a payload");

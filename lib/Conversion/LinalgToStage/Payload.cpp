@@ -90,6 +90,12 @@ Payload mlir::stage::classifyPayload(Block &body, unsigned numInputs) {
       p.why = "its payload uses '" + op.getName().getStringRef().str() + "'";
       return p;
     }
+    // Constants hoisted out of the payload (by canonicalization) count as
+    // its own when recognizing composites.
+    for (Value v : op.getOperands())
+      if (auto c = v.getDefiningOp<arith::ConstantOp>();
+          c && c->getBlock() != &body)
+        ops.push_back(c);
     ops.push_back(&op);
     if (!isa<arith::ConstantOp>(op) && !isCast(&op))
       work.push_back(&op);

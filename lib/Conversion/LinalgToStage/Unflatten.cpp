@@ -23,12 +23,18 @@ using namespace mlir::stage;
 using sym::Expr;
 
 /// For each dimension of `to`, how many consecutive dimensions of `from`
-/// it merges; none when `to` is not such a merge of `from`.
+/// it merges (0 for a unit dimension `to` adds); none when `to` is not such
+/// a merge of `from`. Unit dimensions of `from` join a neighbouring group.
 static std::optional<SmallVector<unsigned>> mergeGroups(ArrayRef<Expr> from,
                                                         ArrayRef<Expr> to) {
+  const Expr one(1);
   SmallVector<unsigned> groups;
   unsigned i = 0;
   for (const Expr &target : to) {
+    if (target == one && (i == from.size() || from[i] != one)) {
+      groups.push_back(0);
+      continue;
+    }
     if (i == from.size())
       return std::nullopt;
     Expr p = from[i];
@@ -40,8 +46,11 @@ static std::optional<SmallVector<unsigned>> mergeGroups(ArrayRef<Expr> from,
     groups.push_back(n);
     i += n;
   }
-  if (i != from.size())
-    return std::nullopt;
+  for (; i < from.size(); ++i) {
+    if (from[i] != one || groups.empty())
+      return std::nullopt;
+    ++groups.back();
+  }
   return groups;
 }
 
@@ -51,7 +60,7 @@ struct Merge {
   Value source;
   SmallVector<unsigned> groups;
   bool merges() const {
-    return llvm::any_of(groups, [](unsigned n) { return n > 1; });
+    return llvm::any_of(groups, [](unsigned n) { return n != 1; });
   }
 };
 } // namespace
@@ -147,11 +156,11 @@ static bool absorbIntoEinsum(EinsumOp op, GraphBuilder &g, OpBuilder &b) {
       unsigned elsewhere = 0;
       for (auto [k, t] : llvm::enumerate(terms))
         elsewhere += k == n ? count(t) - 1 : count(t);
-      bool free = size > 1 && elsewhere == 0 && count(result) == 1;
+      bool free = size != 1 && elsewhere == 0 && count(result) == 1;
       if (!free) {
         term += c;
-        Expr merged = from[i];
-        for (unsigned k = 1; k < size; ++k)
+        Expr merged(1);
+        for (unsigned k = 0; k < size; ++k)
           merged *= from[i + k];
         partial.push_back(merged);
         i += size;
@@ -187,6 +196,106 @@ static bool absorbIntoEinsum(EinsumOp op, GraphBuilder &g, OpBuilder &b) {
     return true;
   }
   return false;
+}
+
+/// `einsum(transpose(x))` -> `einsum(x)` with the operand's term permuted:
+/// the layout change is the contraction's indexing (as torch's views are).
+static bool foldTransposeIntoEinsum(EinsumOp op, GraphBuilder &g,
+                                    OpBuilder &b) {
+  SmallVector<std::string> terms = op.getInputIndices();
+  SmallVector<Value> inputs(op.getInputs());
+  bool folded = false;
+  for (auto [term, in] : llvm::zip(terms, inputs)) {
+    auto t = in.getDefiningOp<TransposeOp>();
+    if (!t || t->hasAttr(kPlanShardingAttrName))
+      continue;
+    std::string permuted(term.size(), ' ');
+    for (auto [k, from] : llvm::enumerate(t.getPermutation()))
+      permuted[from] = term[k];
+    term = permuted;
+    in = t.getInput();
+    folded = true;
+  }
+  if (!folded)
+    return false;
+  g.setLoc(op.getLoc());
+  b.setInsertionPoint(op);
+  SymTensorType rt = GraphBuilder::typeOf(op.getResult());
+  Value e = g.einsum(llvm::join(terms, ",") + "->" + op.getResultIndices(),
+                     inputs, rt.getElementType());
+  for (NamedAttribute a : op->getDiscardableAttrs())
+    e.getDefiningOp()->setAttr(a.getName(), a.getValue());
+  op.getResult().replaceAllUsesWith(e);
+  op.erase();
+  return true;
+}
+
+/// `transpose(einsum)` -> `einsum` with its result term permuted, when the
+/// transpose is the einsum's only reader.
+static bool foldEinsumIntoTranspose(TransposeOp op, GraphBuilder &g,
+                                    OpBuilder &b) {
+  auto e = op.getInput().getDefiningOp<EinsumOp>();
+  if (!e || !e->hasOneUse() || e->hasAttr(kPlanShardingAttrName) ||
+      op->hasAttr(kPlanShardingAttrName))
+    return false;
+  std::string from = e.getResultIndices(), result;
+  for (int64_t k : op.getPermutation())
+    result += from[k];
+  g.setLoc(e.getLoc());
+  b.setInsertionPoint(op);
+  SymTensorType rt = GraphBuilder::typeOf(op.getResult());
+  SmallVector<std::string> terms = e.getInputIndices();
+  Value n = g.einsum(llvm::join(terms, ",") + "->" + result, e.getInputs(),
+                     rt.getElementType());
+  for (NamedAttribute a : e->getDiscardableAttrs())
+    n.getDefiningOp()->setAttr(a.getName(), a.getValue());
+  op.getResult().replaceAllUsesWith(n);
+  op.erase();
+  e.erase();
+  return true;
+}
+
+/// An index of extent 1 (the batch of a batch_matmul on one flattened
+/// batch) is dropped from every operand and the result.
+static bool dropUnitIndices(EinsumOp op, GraphBuilder &g, OpBuilder &b) {
+  SmallVector<std::string> terms = op.getInputIndices();
+  std::string result = op.getResultIndices();
+  std::string units;
+  for (auto [term, in] : llvm::zip(terms, op.getInputs()))
+    for (auto [c, d] : llvm::zip(term, GraphBuilder::typeOf(in).getDims()))
+      if (d == Expr(1) && units.find(c) == std::string::npos)
+        units += c;
+  auto isUnit = [&](char c) { return units.find(c) != std::string::npos; };
+  if (units.empty() || llvm::any_of(terms, [&](const std::string &t) {
+        return llvm::all_of(t, isUnit);
+      }))
+    return false;
+  g.setLoc(op.getLoc());
+  b.setInsertionPoint(op);
+  auto drop = [&](Value v, std::string &term) {
+    SmallVector<Expr> dims;
+    std::string kept;
+    for (auto [c, d] : llvm::zip(term, GraphBuilder::typeOf(v).getDims()))
+      if (!isUnit(c)) {
+        kept += c;
+        dims.push_back(d);
+      }
+    term = kept;
+    return dims.size() == GraphBuilder::typeOf(v).getRank() ? v
+                                                            : g.reshape(v, dims);
+  };
+  SmallVector<Value> inputs;
+  for (auto [term, in] : llvm::zip(terms, op.getInputs()))
+    inputs.push_back(drop(in, term));
+  llvm::erase_if(result, isUnit);
+  SymTensorType rt = GraphBuilder::typeOf(op.getResult());
+  Value e = g.einsum(llvm::join(terms, ",") + "->" + result, inputs,
+                     rt.getElementType());
+  for (NamedAttribute a : op->getDiscardableAttrs())
+    e.getDefiningOp()->setAttr(a.getName(), a.getValue());
+  op.getResult().replaceAllUsesWith(g.reshape(e, rt.getDims()));
+  op.erase();
+  return true;
 }
 
 /// `reshape(reshape(x))` -> `reshape(x)`, and a reshape to its own shape
@@ -227,12 +336,15 @@ void mlir::stage::unflattenRows(func::FuncOp fn) {
       if (auto e = dyn_cast<EwiseOp>(op))
         changed |= sinkThroughEwise(e, g, b);
       else if (auto e = dyn_cast<EinsumOp>(op))
-        changed |= absorbIntoEinsum(e, g, b);
+        changed |= foldTransposeIntoEinsum(e, g, b) ||
+                   dropUnitIndices(e, g, b) || absorbIntoEinsum(e, g, b);
       else if (auto r = dyn_cast<ReshapeOp>(op))
         changed |= foldReshape(r, g, b);
+      else if (auto t = dyn_cast<TransposeOp>(op))
+        changed |= foldEinsumIntoTranspose(t, g, b);
     }
   }
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
-    if (isa<ReshapeOp>(op) && op.use_empty())
+    if (isa<ReshapeOp, TransposeOp>(op) && op.use_empty())
       op.erase();
 }

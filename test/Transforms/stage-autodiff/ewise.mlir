@@ -45,7 +45,7 @@ func.func @binary(%x: !stage.tensor<[B, F], bf16>) -> !stage.tensor<[B, F], bf16
 // CHECK-NEXT:    %[[TA:.*]] = stage.ewise tanh %[[EX]]
 // CHECK-NEXT:    %[[SG:.*]] = stage.ewise sigmoid %[[TA]]
 // CHECK-NEXT:    %[[NE:.*]] = stage.ewise neg %[[SG]]
-// CHECK-NEXT:    stage.ewise cast %[[NE]] : (!stage.tensor<[B, F], bf16>) -> !stage.tensor<[B, F], f32>
+// CHECK-NEXT:    stage.ewise cast %[[NE]] {stage.output} : (!stage.tensor<[B, F], bf16>) -> !stage.tensor<[B, F], f32>
 // CHECK-NEXT:    stage.yield %[[SG]], %[[TA]], %[[EX]], %[[SI]]
 // CHECK-NEXT:  } backward {
 // CHECK-NEXT:  ^bb0(%[[KSG:.*]]: !stage.tensor<[B, F], bf16>, %[[KTA:.*]]: !stage.tensor<[B, F], bf16>, %[[KEX:.*]]: !stage.tensor<[B, F], bf16>, %[[KSI:.*]]: !stage.tensor<[B, F], bf16>):

@@ -8,7 +8,7 @@
 // CHECK:       forward {
 // CHECK:         %[[H:.*]] = stage.einsum
 // CHECK-NEXT:    %[[N:.*]] = stage.norm layer %[[H]] weight %[[G]] bias
-// CHECK-NEXT:    stage.norm rms %[[N]] :
+// CHECK-NEXT:    stage.norm rms %[[N]] {stage.output} :
 // CHECK-NEXT:    stage.yield %[[N]], %[[H]], %{{.*}}
 // CHECK-NEXT:  } backward {
 // CHECK-NEXT:  ^bb0(%[[KN:.*]]: !stage.tensor<[B, D], bf16>, %[[KH:.*]]: !stage.tensor<[B, D], bf16>, %[[KX:.*]]: !stage.tensor<[B, D], bf16>):

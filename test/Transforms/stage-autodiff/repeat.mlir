@@ -10,7 +10,7 @@
 // CHECK:       %[[W2:.*]] = stage.param "w2" : !stage.tensor<[L, F, D], bf16>
 // CHECK:       stage.microbatches M -> (!stage.tensor<[L, D, F], bf16>, !stage.tensor<[L, F, D], bf16>) forward {
 // CHECK-NEXT:    %[[X:.*]] = stage.input "arg0" : !stage.tensor<[B/M, S, D], bf16>
-// CHECK-NEXT:    %[[R:.*]]:4 = stage.repeat L carry(%[[A:.*]] = %[[X]] : !stage.tensor<[B/M, S, D], bf16>) slice(%[[U:.*]] = %[[W1]] : !stage.tensor<[L, D, F], bf16>, %[[D:.*]] = %[[W2]] : !stage.tensor<[L, F, D], bf16>) -> stack(!stage.tensor<[L, B/M, S, F], bf16>, !stage.tensor<[L, B/M, S, F], bf16>, !stage.tensor<[L, B/M, S, D], bf16>) {
+// CHECK-NEXT:    %[[R:.*]]:4 = stage.repeat L carry(%[[A:.*]] = %[[X]] : !stage.tensor<[B/M, S, D], bf16>) slice(%[[U:.*]] = %[[W1]] : !stage.tensor<[L, D, F], bf16>, %[[D:.*]] = %[[W2]] : !stage.tensor<[L, F, D], bf16>) -> stack(!stage.tensor<[L, B/M, S, F], bf16>, !stage.tensor<[L, B/M, S, F], bf16>, !stage.tensor<[L, B/M, S, D], bf16>) attributes {stage.output} {
 // CHECK-NEXT:      %[[Y:.*]] = stage.einsum "bsd,df->bsf" %[[A]], %[[U]]
 // CHECK-NEXT:      %[[G:.*]] = stage.ewise gelu %[[Y]]
 // CHECK-NEXT:      %[[Z:.*]] = stage.einsum "bsf,fd->bsd" %[[G]], %[[D]]

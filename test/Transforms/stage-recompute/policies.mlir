@@ -29,7 +29,7 @@
 
 // Full: only the layer input is kept per layer; the layer's forward runs
 // again, in order, at the start of its backward.
-// FULL:      stage.repeat L carry(%[[X:[^ ]*]] = {{.*}} -> stack(!stage.tensor<[L, B, S, D], bf16>) {
+// FULL:      stage.repeat L carry(%[[X:[^ ]*]] = {{.*}} -> stack(!stage.tensor<[L, B, S, D], bf16>) attributes {stage.output} {
 // FULL:        stage.yield %{{.*}}, %[[X]] :
 // FULL:      } backward {
 // FULL:        stage.repeat reverse L carry({{.*}}) slice({{.*}}) -> stack

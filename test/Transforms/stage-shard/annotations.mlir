@@ -3,7 +3,8 @@
 // stage-shard only annotates: each result gets the sharding it keeps, each
 // op the shardings it needs of its operands. A Megatron MLP: the first
 // weight split by columns (ffn on tp), the second by rows, so the hidden
-// activation stays split and the output is a pending sum over tp. The batch
+// activation stays split; the output is naturally a pending sum over tp and,
+// as the rest of the model reads it (stage.output), is kept whole. The batch
 // is split over dp; the weight gradients are pending sums over dp (reduced
 // once per iteration, after the micro-batches).
 
@@ -17,7 +18,7 @@
 // CHECK:        stage.input "arg0" {stage.sharding = [#stage.sharding<{{\[\[}}dp], []]>]}
 // CHECK-NEXT:   stage.einsum "bd,df->bf" {{.*}} {stage.operand_sharding = [#stage.sharding<{{\[\[}}dp], []]>, #stage.sharding<{{\[\[}}], [tp]]>], stage.sharding = [#stage.sharding<{{\[\[}}dp], [tp]]>]}
 // CHECK-NEXT:   stage.ewise gelu {{.*}} {stage.operand_sharding = [#stage.sharding<{{\[\[}}dp], [tp]]>], stage.sharding = [#stage.sharding<{{\[\[}}dp], [tp]]>]}
-// CHECK-NEXT:   stage.einsum "bf,fd->bd" {{.*}} {stage.operand_sharding = [#stage.sharding<{{\[\[}}dp], [tp]]>, #stage.sharding<{{\[\[}}tp], []]>], stage.sharding = [#stage.sharding<{{\[\[}}dp], []], partial = [tp]>]}
+// CHECK-NEXT:   stage.einsum "bf,fd->bd" {{.*}} {stage.natural_sharding = [#stage.sharding<{{\[\[}}dp], []], partial = [tp]>], stage.operand_sharding = [#stage.sharding<{{\[\[}}dp], [tp]]>, #stage.sharding<{{\[\[}}tp], []]>], stage.output, stage.sharding = [#stage.sharding<{{\[\[}}dp], []]>]}
 // CHECK:      } backward {
 // CHECK:        stage.input "seed.0" {stage.sharding = [#stage.sharding<{{\[\[}}dp], []]>]}
 // CHECK-NEXT:   stage.einsum "bd,fd->bf" {{.*}} stage.sharding = [#stage.sharding<{{\[\[}}dp], [tp]]>]}

@@ -1,9 +1,9 @@
 // RUN: stage-opt %s --stage-autodiff --stage-shard="tp=2 dp=2" --stage-partition | FileCheck %s
 
 // The same MLP partitioned: local types, one all-reduce over tp after the
-// row-parallel layer forward (its output is needed whole) and one in the
-// backward (the input gradient of the column-parallel layer), and one
-// all-reduce over dp per weight gradient before its optimizer step.
+// row-parallel layer forward (its output, which the rest of the model reads,
+// is needed whole; the input gets no gradient, so the backward has none),
+// and one all-reduce over dp per weight gradient before its optimizer step.
 
 // CHECK:      %[[W1:.*]] = stage.param "w1" group "mlp" : !stage.tensor<[D, F/tp], bf16>
 // CHECK:      %[[W2:.*]] = stage.param "w2" group "mlp" : !stage.tensor<[F/tp, D], bf16>
@@ -11,7 +11,8 @@
 // CHECK-NEXT:   %[[X:.*]] = stage.input "arg0" : !stage.tensor<[B/dp, D], bf16>
 // CHECK-NEXT:   %[[H:.*]] = stage.einsum "bd,df->bf" %[[X]], %[[W1]] : (!stage.tensor<[B/dp, D], bf16>, !stage.tensor<[D, F/tp], bf16>) -> !stage.tensor<[B/dp, F/tp], bf16>
 // CHECK-NEXT:   %[[A:.*]] = stage.ewise gelu %[[H]]
-// CHECK-NEXT:   stage.einsum "bf,fd->bd" %[[A]], %[[W2]] : (!stage.tensor<[B/dp, F/tp], bf16>, !stage.tensor<[F/tp, D], bf16>) -> !stage.tensor<[B/dp, D], bf16>
+// CHECK-NEXT:   %[[Y:.*]] = stage.einsum "bf,fd->bd" %[[A]], %[[W2]] {stage.output} : (!stage.tensor<[B/dp, F/tp], bf16>, !stage.tensor<[F/tp, D], bf16>) -> !stage.tensor<[B/dp, D], bf16>
+// CHECK-NEXT:   stage.all_reduce %[[Y]] on @grid [tp] : !stage.tensor<[B/dp, D], bf16>
 // CHECK-NEXT:   stage.yield
 // CHECK-NEXT: } backward {
 // CHECK-NEXT: ^bb0(%[[KA:.*]]: !stage.tensor<[B/dp, F/tp], bf16>, %[[KH:.*]]: !stage.tensor<[B/dp, F/tp], bf16>, %[[KX:.*]]: !stage.tensor<[B/dp, D], bf16>):
