@@ -293,9 +293,16 @@ LogicalResult Symbolizer::rewrite() {
         return sym::product(std::vector<Expr>(dims.begin(), dims.end()));
       };
       if (count(rs.getInput().getType()) != count(rs.getResult().getType()))
+        // Equal in value, not as symbols: a width D split into H heads of
+        // Dh, with all three in the list.
         return rs->emitOpError("cannot be named consistently: ")
                << rs.getInput().getType() << " -> " << rs.getResult().getType()
-               << "; name its dimensions with 'stage.dims' annotations";
+               << " (" << count(rs.getInput().getType()).str() << " and "
+               << count(rs.getResult().getType()).str()
+               << " are equal in value but not as symbols); name the "
+                  "dimensions with 'stage.dims' annotations (as \"H*Dh\" on "
+                  "the weights producing the merged one), or leave a "
+                  "derived symbol out of the list";
     }
     if (auto fn = dyn_cast<func::FuncOp>(op))
       if (!fn.isExternal())

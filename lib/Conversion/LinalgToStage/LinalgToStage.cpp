@@ -290,7 +290,25 @@ LogicalResult Converter::convertLinalg(linalg::LinalgOp op) {
   for (unsigned i = 0; i < numInputs; ++i) {
     if (p.kind == PayloadKind::Copy && i != p.copied)
       continue;
-    ins.push_back(toLoops(operands[i], dims[i], outLoops, extents));
+    // Unit dimensions of an elementwise operand drop when what remains
+    // broadcasts as a trailing suffix (a bias [1, 1, F] on [1, T, F]).
+    SmallVector<int64_t> di = dims[i];
+    bool broadcasts = llvm::any_of(outLoops, [&](int64_t d) {
+      return extents[d] != Expr(1) && !llvm::is_contained(di, d);
+    });
+    if (p.kind == PayloadKind::Elementwise && broadcasts) {
+      SmallVector<int64_t> trimmed = di;
+      for (int64_t &d : trimmed)
+        if (d >= 0 && extents[d] == Expr(1))
+          d = -1;
+      unsigned n = llvm::count_if(trimmed, [](int64_t d) { return d >= 0; });
+      ArrayRef<int64_t> suffix = ArrayRef<int64_t>(outLoops).take_back(n);
+      if (llvm::all_of(trimmed, [&](int64_t d) {
+            return d < 0 || llvm::is_contained(suffix, d);
+          }))
+        di = trimmed;
+    }
+    ins.push_back(toLoops(operands[i], di, outLoops, extents));
   }
   Value r;
   if (p.kind == PayloadKind::Copy) {

@@ -156,7 +156,11 @@ static bool absorbIntoEinsum(EinsumOp op, GraphBuilder &g, OpBuilder &b) {
       unsigned elsewhere = 0;
       for (auto [k, t] : llvm::enumerate(terms))
         elsewhere += k == n ? count(t) - 1 : count(t);
-      bool free = size != 1 && elsewhere == 0 && count(result) == 1;
+      // Only a merge of two real dimensions is worth splitting the index
+      // (unit dimensions are dropUnitIndices' business).
+      unsigned real = llvm::count_if(ArrayRef<Expr>(from).slice(i, size),
+                                     [](const Expr &e) { return e != Expr(1); });
+      bool free = real > 1 && elsewhere == 0 && count(result) == 1;
       if (!free) {
         term += c;
         Expr merged(1);
