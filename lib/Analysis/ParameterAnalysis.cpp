@@ -53,11 +53,8 @@ FailureOr<ParameterCounts> mlir::stage::countParameters(Operation *fn) {
   });
   c.hasExperts = !c.expert.isZero();
   c.activePerToken = c.total - c.expert;
-  if (c.hasExperts) {
-    if (!k || !e)
-      return fn->emitError("expert weights without a stage.topk and a "
-                           "stage.dispatch to route tokens to them");
+  c.knowsActive = !c.hasExperts || (k && e);
+  if (c.hasExperts && c.knowsActive)
     c.activePerToken += (c.expert * *k).divExact(*e);
-  }
   return c;
 }

@@ -21,14 +21,16 @@ struct ParameterCounts {
   sym::Expr expert;    // group "expert": routed experts
   sym::Expr dense;     // everything else: MLPs, norms, routers, shared experts
   /// Weights a token uses: all but the routed experts, plus K/E of them.
+  /// Known when a stage.topk routes the tokens (not for a graph that routes
+  /// by one-hot einsums, as GShard's form does).
   sym::Expr activePerToken;
+  bool knowsActive = false;
   /// Weights that are an operand of some contraction (the FLOPs identity).
   sym::Expr inContractions;
   bool hasExperts = false;
 };
 
-/// Fails, with an error at the function, if expert weights exist but the
-/// routing (a `stage.topk` and a `stage.dispatch`) cannot be found.
+/// The parameter counts of `function` (a func.func of stage ops).
 FailureOr<ParameterCounts> countParameters(Operation *function);
 
 } // namespace mlir::stage

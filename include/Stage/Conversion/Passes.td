@@ -38,6 +38,13 @@ def ConvertLinalgToStage : Pass<"convert-linalg-to-stage", "::mlir::ModuleOp"> {
       their degrees (module bindings); a `shard.shard` gives the sharding
       its value keeps (`stage.plan_sharding`, which `stage-shard` honors).
 
+    After conversion the frontends' flattening is undone: a reshape that
+    merges row dimensions moves past the ops that treat them as
+    independent rows (einsums whose merged index only that operand carries,
+    elementwise ops broadcasting over the unmerged trailing dimensions),
+    unit batch indices leave einsums, transposes feeding or read from an
+    einsum become its indexing, and reshape pairs fold (docs/Frontends.md).
+
     Anything else is an error naming the op, at its location.
   }];
   let options = [

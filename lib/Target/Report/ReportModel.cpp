@@ -112,7 +112,7 @@ static FailureOr<FunctionReport> buildFunction(func::FuncOp fn,
         {"dense", "dense parameters", p->dense, true},
         {"expert", "expert parameters", p->expert, p->hasExperts},
         {"active_per_token", "active parameters per token", p->activePerToken,
-         p->hasExperts},
+         p->hasExperts && p->knowsActive},
         {"in_contractions", "parameters in contractions", p->inContractions,
          true},
     };
