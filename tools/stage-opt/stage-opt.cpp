@@ -5,6 +5,7 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
+  mlir::stage::hideLibraryOptions();
   mlir::DialectRegistry registry;
   mlir::stage::registerAllDialects(registry);
   mlir::stage::registerAllPasses();
