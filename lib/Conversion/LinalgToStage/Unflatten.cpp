@@ -125,6 +125,18 @@ static bool sinkThroughEwise(EwiseOp op, GraphBuilder &g, OpBuilder &b) {
   return true;
 }
 
+/// An einsum like `like` (its element type and attributes) on `inputs`
+/// with new index terms.
+static Value rebuildEinsum(EinsumOp like, ArrayRef<std::string> terms,
+                           StringRef result, ValueRange inputs,
+                           GraphBuilder &g) {
+  Value e = g.einsum(llvm::join(terms, ",") + "->" + result.str(), inputs,
+                     GraphBuilder::typeOf(like.getResult()).getElementType());
+  for (NamedAttribute a : like->getDiscardableAttrs())
+    e.getDefiningOp()->setAttr(a.getName(), a.getValue());
+  return e;
+}
+
 /// `einsum(merge(x), w)` -> `merge(einsum(x, w))` for every merged index that
 /// only this operand and the result carry (the rows of a linear layer).
 static bool absorbIntoEinsum(EinsumOp op, GraphBuilder &g, OpBuilder &b) {
@@ -189,12 +201,8 @@ static bool absorbIntoEinsum(EinsumOp op, GraphBuilder &g, OpBuilder &b) {
     SmallVector<Value> inputs(op.getInputs());
     inputs[n] = partial == from ? m->source : g.reshape(m->source, partial);
     terms[n] = term;
-    std::string spec = llvm::join(terms, ",") + "->" + newResult;
     SymTensorType rt = GraphBuilder::typeOf(op.getResult());
-    Value e = g.einsum(spec, inputs, rt.getElementType());
-    Operation *moved = e.getDefiningOp();
-    for (NamedAttribute a : op->getDiscardableAttrs())
-      moved->setAttr(a.getName(), a.getValue());
+    Value e = rebuildEinsum(op, terms, newResult, inputs, g);
     op.getResult().replaceAllUsesWith(g.reshape(e, rt.getDims()));
     op.erase();
     return true;
@@ -224,11 +232,7 @@ static bool foldTransposeIntoEinsum(EinsumOp op, GraphBuilder &g,
     return false;
   g.setLoc(op.getLoc());
   b.setInsertionPoint(op);
-  SymTensorType rt = GraphBuilder::typeOf(op.getResult());
-  Value e = g.einsum(llvm::join(terms, ",") + "->" + op.getResultIndices(),
-                     inputs, rt.getElementType());
-  for (NamedAttribute a : op->getDiscardableAttrs())
-    e.getDefiningOp()->setAttr(a.getName(), a.getValue());
+  Value e = rebuildEinsum(op, terms, op.getResultIndices(), inputs, g);
   op.getResult().replaceAllUsesWith(e);
   op.erase();
   return true;
@@ -247,12 +251,7 @@ static bool foldEinsumIntoTranspose(TransposeOp op, GraphBuilder &g,
     result += from[k];
   g.setLoc(e.getLoc());
   b.setInsertionPoint(op);
-  SymTensorType rt = GraphBuilder::typeOf(op.getResult());
-  SmallVector<std::string> terms = e.getInputIndices();
-  Value n = g.einsum(llvm::join(terms, ",") + "->" + result, e.getInputs(),
-                     rt.getElementType());
-  for (NamedAttribute a : e->getDiscardableAttrs())
-    n.getDefiningOp()->setAttr(a.getName(), a.getValue());
+  Value n = rebuildEinsum(e, e.getInputIndices(), result, e.getInputs(), g);
   op.getResult().replaceAllUsesWith(n);
   op.erase();
   e.erase();
@@ -293,10 +292,7 @@ static bool dropUnitIndices(EinsumOp op, GraphBuilder &g, OpBuilder &b) {
     inputs.push_back(drop(in, term));
   llvm::erase_if(result, isUnit);
   SymTensorType rt = GraphBuilder::typeOf(op.getResult());
-  Value e = g.einsum(llvm::join(terms, ",") + "->" + result, inputs,
-                     rt.getElementType());
-  for (NamedAttribute a : op->getDiscardableAttrs())
-    e.getDefiningOp()->setAttr(a.getName(), a.getValue());
+  Value e = rebuildEinsum(op, terms, result, inputs, g);
   op.getResult().replaceAllUsesWith(g.reshape(e, rt.getDims()));
   op.erase();
   return true;
