@@ -483,7 +483,8 @@ static LogicalResult trainProgram(Block &body, Operation *terminator,
   };
   // A result that is not a scalar loss is an activation the rest of the
   // model reads.
-  bool hasLoss = llvm::any_of(*fwd, [](Operation &op) { return isa<LossOp>(op); });
+  bool hasLoss =
+      llvm::any_of(*fwd, [](Operation &op) { return isa<LossOp>(op); });
   for (Value v : terminator->getOperands())
     if (activity.isActive(v)) {
       seed(v);

@@ -200,8 +200,9 @@ ShardingAttr Planner::keptSharding(Value v) {
 void Planner::markGradients(MicrobatchesOp op) {
   // The gradient of result i updates the weight of its optimizer step.
   SmallVector<std::pair<Value, ShardingAttr>> work;
-  for (auto [v, r] : llvm::zip(op.getBackwardBlock().getTerminator()->getOperands(),
-                               op.getResults())) {
+  for (auto [v, r] :
+       llvm::zip(op.getBackwardBlock().getTerminator()->getOperands(),
+                 op.getResults())) {
     ShardingAttr base = rules.getDesired(cast<SymTensorType>(v.getType()));
     for (Operation *user : r.getUsers())
       if (auto step = dyn_cast<OptimizerStepOp>(user))
@@ -427,16 +428,15 @@ LogicalResult Planner::planWithModel(Operation *op, const FactorModel &m) {
     }
     natural.push_back(l.attr(ctx));
     Value r = op->getResult(j);
-    kept.push_back(gradients.contains(r)
-                       ? weightGradSharding(r, l.partial)
-                       : keptSharding(r));
+    kept.push_back(gradients.contains(r) ? weightGradSharding(r, l.partial)
+                                         : keptSharding(r));
     // Partial sums that are only added up stay partial: the sum is resolved
     // once (the gradients of the q, k and v projections, as one fused
     // projection would). A value nobody reads, or only the loss marker, is
     // not resharded, unless it is the program's output.
-    bool onlyLoss = !op->hasAttr(kProgramOutputAttrName) &&
-                    llvm::all_of(r.getUsers(),
-                                 [](Operation *u) { return isa<LossOp>(u); });
+    bool onlyLoss =
+        !op->hasAttr(kProgramOutputAttrName) &&
+        llvm::all_of(r.getUsers(), [](Operation *u) { return isa<LossOp>(u); });
     if (onlyLoss || (!l.partial.empty() && feedsOnlyAdds(r))) {
       kept.back() = natural.back();
       continue;

@@ -12,16 +12,30 @@ using namespace mlir::stage;
 namespace {
 struct TrainOptions : public PassPipelineOptions<TrainOptions> {
   // The plan.
-  Option<int64_t> dp{*this, "dp", llvm::cl::desc("Data-parallel degree (0: the module's binding, else 1)"),
-                     llvm::cl::init(0)};
-  Option<int64_t> tp{*this, "tp", llvm::cl::desc("Tensor-parallel degree (0: the module's binding, else 1)"),
-                     llvm::cl::init(0)};
-  Option<int64_t> cp{*this, "cp", llvm::cl::desc("Context-parallel degree (0: the module's binding, else 1)"),
-                     llvm::cl::init(0)};
-  Option<int64_t> ep{*this, "ep", llvm::cl::desc("Expert-parallel degree (0: the module's binding, else 1)"),
-                     llvm::cl::init(0)};
-  Option<int64_t> pp{*this, "pp", llvm::cl::desc("Pipeline-parallel degree (0: the module's binding, else 1)"),
-                     llvm::cl::init(0)};
+  Option<int64_t> dp{
+      *this, "dp",
+      llvm::cl::desc("Data-parallel degree (0: the module's binding, else 1)"),
+      llvm::cl::init(0)};
+  Option<int64_t> tp{
+      *this, "tp",
+      llvm::cl::desc(
+          "Tensor-parallel degree (0: the module's binding, else 1)"),
+      llvm::cl::init(0)};
+  Option<int64_t> cp{
+      *this, "cp",
+      llvm::cl::desc(
+          "Context-parallel degree (0: the module's binding, else 1)"),
+      llvm::cl::init(0)};
+  Option<int64_t> ep{
+      *this, "ep",
+      llvm::cl::desc(
+          "Expert-parallel degree (0: the module's binding, else 1)"),
+      llvm::cl::init(0)};
+  Option<int64_t> pp{
+      *this, "pp",
+      llvm::cl::desc(
+          "Pipeline-parallel degree (0: the module's binding, else 1)"),
+      llvm::cl::init(0)};
   Option<bool> sp{*this, "sp",
                   llvm::cl::desc("Megatron sequence parallelism (with tp > 1)"),
                   llvm::cl::init(true)};

@@ -529,7 +529,8 @@ LogicalResult Converter::run() {
       v = g.param(name.getValue(), st->getDims(), st->getElementType(),
                   group ? group.getValue() : "");
     } else {
-      auto input = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kInputArg);
+      auto input =
+          fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kInputArg);
       v = g.input(input ? input.getValue().str()
                         : "arg" + std::to_string(arg.getArgNumber()),
                   st->getDims(), st->getElementType());
@@ -545,8 +546,8 @@ LogicalResult Converter::run() {
     }
   unflattenRows(out);
   // Layout changes nothing reads (a unit dimension added and removed).
-  for (Operation &op : llvm::make_early_inc_range(
-           llvm::reverse(out.getBody().front())))
+  for (Operation &op :
+       llvm::make_early_inc_range(llvm::reverse(out.getBody().front())))
     if (isa<ReshapeOp, TransposeOp, BroadcastOp>(op) && op.use_empty())
       op.erase();
   out->setAttrs(fn->getDiscardableAttrDictionary());

@@ -191,7 +191,8 @@ Payload mlir::stage::classifyPayload(Block &body, unsigned numInputs) {
   auto div = [](Operation *op) { return isa<arith::DivFOp>(op); };
   // GELU: the tanh form 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3))) or the
   // erf form 0.5x(1 + erf(x/sqrt(2))).
-  if (numInputs == 1 && ((has(tanh) && hasConstant(ops, 0.044715)) || has(erf))) {
+  if (numInputs == 1 &&
+      ((has(tanh) && hasConstant(ops, 0.044715)) || has(erf))) {
     p.ewise = EwiseKind::gelu;
     return p;
   }

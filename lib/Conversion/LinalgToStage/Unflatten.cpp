@@ -146,7 +146,8 @@ static bool absorbIntoEinsum(EinsumOp op, GraphBuilder &g, OpBuilder &b) {
   for (const std::string &t : terms)
     used += t;
   auto fresh = [&]() {
-    for (char c : llvm::StringRef("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"))
+    for (char c : llvm::StringRef(
+             "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"))
       if (used.find(c) == std::string::npos) {
         used += c;
         return c;
@@ -170,8 +171,9 @@ static bool absorbIntoEinsum(EinsumOp op, GraphBuilder &g, OpBuilder &b) {
         elsewhere += k == n ? count(t) - 1 : count(t);
       // Only a merge of two real dimensions is worth splitting the index
       // (unit dimensions are dropUnitIndices' business).
-      unsigned real = llvm::count_if(ArrayRef<Expr>(from).slice(i, size),
-                                     [](const Expr &e) { return e != Expr(1); });
+      unsigned real =
+          llvm::count_if(ArrayRef<Expr>(from).slice(i, size),
+                         [](const Expr &e) { return e != Expr(1); });
       bool free = real > 1 && elsewhere == 0 && count(result) == 1;
       if (!free) {
         term += c;
@@ -284,8 +286,9 @@ static bool dropUnitIndices(EinsumOp op, GraphBuilder &g, OpBuilder &b) {
         dims.push_back(d);
       }
     term = kept;
-    return dims.size() == GraphBuilder::typeOf(v).getRank() ? v
-                                                            : g.reshape(v, dims);
+    return dims.size() == GraphBuilder::typeOf(v).getRank()
+               ? v
+               : g.reshape(v, dims);
   };
   SmallVector<Value> inputs;
   for (auto [term, in] : llvm::zip(terms, op.getInputs()))
@@ -307,9 +310,8 @@ static bool foldReshape(ReshapeOp op, GraphBuilder &g, OpBuilder &b) {
   if (auto inner = in.getDefiningOp<ReshapeOp>();
       inner && !inner->hasAttr(kPlanShardingAttrName))
     in = inner.getInput();
-  if (in == op.getInput() &&
-      GraphBuilder::typeOf(in).getDims() !=
-          GraphBuilder::typeOf(op.getResult()).getDims())
+  if (in == op.getInput() && GraphBuilder::typeOf(in).getDims() !=
+                                 GraphBuilder::typeOf(op.getResult()).getDims())
     return false;
   Value to = in;
   if (GraphBuilder::typeOf(in).getDims() !=

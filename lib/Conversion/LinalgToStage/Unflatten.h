@@ -1,4 +1,5 @@
-//===- Unflatten.h - Undo the frontends' flattening of row dimensions -*- C++ -*-===//
+//===- Unflatten.h - Undo the frontends' flattening of row dimensions -*- C++
+//-*-===//
 
 #ifndef STAGE_LIB_CONVERSION_LINALGTOSTAGE_UNFLATTEN_H
 #define STAGE_LIB_CONVERSION_LINALGTOSTAGE_UNFLATTEN_H
