@@ -94,8 +94,10 @@ static bool sinkThroughEwise(EwiseOp op, GraphBuilder &g, OpBuilder &b) {
     return false;
   SymTensorType st = GraphBuilder::typeOf(lead->source);
   unsigned unmergedTail = 0;
+  // Trailing dimensions the reshape keeps one to one (not merged, not a
+  // unit it adds): a broadcast operand may cover only those.
   for (unsigned n : llvm::reverse(lead->groups)) {
-    if (n > 1)
+    if (n != 1)
       break;
     ++unmergedTail;
   }
