@@ -102,11 +102,16 @@ private:
       return s;
     return rules.getDesired(cast<SymTensorType>(v.getType()));
   }
+  /// The sharding a frontend's plan gives `v`, if any.
+  static ShardingAttr planSharding(Value v) {
+    Operation *def = v.getDefiningOp();
+    return def ? def->getAttrOfType<ShardingAttr>(kPlanShardingAttrName)
+               : ShardingAttr();
+  }
   /// A weight's sharding: the frontend plan's, else the rules'.
   ShardingAttr weightSharding(Value weight) {
-    if (Operation *def = weight.getDefiningOp())
-      if (auto s = def->getAttrOfType<ShardingAttr>(kPlanShardingAttrName))
-        return s;
+    if (ShardingAttr s = planSharding(weight))
+      return s;
     return rules.getDesired(cast<SymTensorType>(weight.getType()));
   }
   ShardingAttr weightGradSharding(Value grad, ArrayRef<std::string> partial);
@@ -189,9 +194,8 @@ ShardingAttr Planner::keptSharding(Value v) {
   if (gradients.contains(v))
     return weightGradSharding(v, rules.getPlan().axes);
   // A value the frontend's plan shards keeps that sharding.
-  if (Operation *def = v.getDefiningOp())
-    if (auto s = def->getAttrOfType<ShardingAttr>(kPlanShardingAttrName))
-      return s;
+  if (ShardingAttr s = planSharding(v))
+    return s;
   return rules.getDesired(t);
 }
 

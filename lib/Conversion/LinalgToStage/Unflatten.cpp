@@ -305,24 +305,19 @@ static bool dropUnitIndices(EinsumOp op, GraphBuilder &g, OpBuilder &b) {
 
 /// `reshape(reshape(x))` -> `reshape(x)`, and a reshape to its own shape
 /// disappears.
-static bool foldReshape(ReshapeOp op, GraphBuilder &g, OpBuilder &b) {
+static bool foldReshape(ReshapeOp op) {
   if (op->hasAttr(kPlanShardingAttrName))
     return false;
-  Value in = op.getInput();
-  if (auto inner = in.getDefiningOp<ReshapeOp>();
-      inner && !inner->hasAttr(kPlanShardingAttrName))
-    in = inner.getInput();
-  if (in == op.getInput() && GraphBuilder::typeOf(in).getDims() !=
-                                 GraphBuilder::typeOf(op.getResult()).getDims())
-    return false;
-  Value to = in;
-  if (GraphBuilder::typeOf(in).getDims() !=
-      GraphBuilder::typeOf(op.getResult()).getDims()) {
-    b.setInsertionPoint(op);
-    g.setLoc(op.getLoc());
-    to = g.reshape(in, GraphBuilder::typeOf(op.getResult()).getDims());
+  bool changed = false;
+  if (auto inner = op.getInput().getDefiningOp<ReshapeOp>();
+      inner && !inner->hasAttr(kPlanShardingAttrName)) {
+    op.getInputMutable().assign(inner.getInput());
+    changed = true;
   }
-  op.getResult().replaceAllUsesWith(to);
+  if (GraphBuilder::typeOf(op.getInput()).getDims() !=
+      GraphBuilder::typeOf(op.getResult()).getDims())
+    return changed;
+  op.getResult().replaceAllUsesWith(op.getInput());
   op.erase();
   return true;
 }
@@ -343,7 +338,7 @@ void mlir::stage::unflattenRows(func::FuncOp fn) {
         changed |= foldTransposeIntoEinsum(e, g, b) ||
                    dropUnitIndices(e, g, b) || absorbIntoEinsum(e, g, b);
       else if (auto r = dyn_cast<ReshapeOp>(op))
-        changed |= foldReshape(r, g, b);
+        changed |= foldReshape(r);
       else if (auto t = dyn_cast<TransposeOp>(op))
         changed |= foldEinsumIntoTranspose(t, g, b);
     }
