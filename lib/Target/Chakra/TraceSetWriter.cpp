@@ -122,14 +122,31 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const Workload &w,
   }
 
   SignalGuard guard;
-  unsigned threads = o.threads ? o.threads : std::thread::hardware_concurrency();
+  unsigned threads =
+      o.threads ? o.threads : std::thread::hardware_concurrency();
   threads = std::max(1u, std::min<unsigned>(threads, unsigned(last - first)));
+  // Each worker creates its files in a directory of its own: creating a
+  // file locks its directory, and wherever creating is slow, workers
+  // sharing one would take turns.
+  auto threadDir = [&](unsigned t) {
+    return staging + "/" + std::to_string(t);
+  };
+  if (!o.encodeOnly)
+    for (unsigned t = 0; t < threads; ++t)
+      if (std::error_code ec = llvm::sys::fs::create_directory(threadDir(t))) {
+        (void)llvm::sys::fs::remove_directories(staging);
+        return emitError(loc) << "cannot write to the output directory "
+                              << o.dir << ": " << ec.message();
+      }
+  // writer[r - first]: the worker that wrote rank r, hence its directory.
+  std::vector<uint32_t> writer(o.encodeOnly ? 0 : last - first);
   std::atomic<int64_t> next{first};
   std::atomic<uint64_t> total{0};
   std::mutex errorLock;
   std::string error;
-  auto worker = [&]() {
+  auto worker = [&](unsigned self) {
     std::string buf;
+    std::string dir = o.encodeOnly ? "" : threadDir(self);
     while (!interrupted) {
       int64_t r = next++;
       if (r >= last)
@@ -139,8 +156,8 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const Workload &w,
       total += buf.size();
       if (o.encodeOnly)
         continue;
-      std::string err =
-          writeFile(staging + "/" + rankFileName(o.name, r), buf);
+      writer[r - first] = self;
+      std::string err = writeFile(dir + "/" + rankFileName(o.name, r), buf);
       if (!err.empty()) {
         std::lock_guard<std::mutex> lock(errorLock);
         if (error.empty())
@@ -152,7 +169,7 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const Workload &w,
   };
   std::vector<std::thread> pool;
   for (unsigned t = 0; t < threads; ++t)
-    pool.emplace_back(worker);
+    pool.emplace_back(worker, t);
   for (std::thread &t : pool)
     t.join();
   stats.bytes = total;
@@ -179,23 +196,26 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const Workload &w,
     return abandon(err);
   // Every file is complete: move them into place.
   SmallVector<std::string> moved;
-  auto place = [&](const std::string &file) -> std::string {
-    std::string from = staging + "/" + file, to = o.dir + "/" + file;
+  auto place = [&](const std::string &from,
+                   const std::string &file) -> std::string {
+    std::string to = o.dir + "/" + file;
     if (std::error_code ec = llvm::sys::fs::rename(from, to))
       return "cannot move " + from + " to " + to + ": " + ec.message();
     moved.push_back(to);
     return "";
   };
   std::string err;
-  for (int64_t r = first; r < last && err.empty(); ++r)
-    err = place(rankFileName(o.name, r));
+  for (int64_t r = first; r < last && err.empty(); ++r) {
+    std::string file = rankFileName(o.name, r);
+    err = place(threadDir(writer[r - first]) + "/" + file, file);
+  }
   if (err.empty())
-    err = place(stats.groupsFile);
+    err = place(staging + "/" + stats.groupsFile, stats.groupsFile);
   if (!err.empty()) {
     for (const std::string &f : moved)
       (void)llvm::sys::fs::remove(f);
     return abandon(err);
   }
-  (void)llvm::sys::fs::remove(staging);
+  (void)llvm::sys::fs::remove_directories(staging);
   return stats;
 }
