@@ -45,7 +45,9 @@ std::atomic<bool> interrupted{false};
 extern "C" void onSignal(int) { interrupted = true; }
 
 /// Installs SIGINT/SIGTERM handlers for the duration of a write, so an
-/// interrupt stops the workers and the partial set is removed.
+/// interrupt stops the workers and the partial set is removed, and ignores
+/// SIGXFSZ, so a file-size limit fails the write (EFBIG) like a full disk
+/// instead of killing the process halfway.
 class SignalGuard {
 public:
   SignalGuard() {
@@ -54,22 +56,27 @@ public:
     sa.sa_handler = onSignal;
     sigaction(SIGINT, &sa, &oldInt);
     sigaction(SIGTERM, &sa, &oldTerm);
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGXFSZ, &sa, &oldFileSize);
     interrupted = false;
   }
   ~SignalGuard() {
     sigaction(SIGINT, &oldInt, nullptr);
     sigaction(SIGTERM, &oldTerm, nullptr);
+    sigaction(SIGXFSZ, &oldFileSize, nullptr);
   }
 
 private:
-  struct sigaction oldInt, oldTerm;
+  struct sigaction oldInt, oldTerm, oldFileSize;
 };
 
-/// Writes `data` to `path`; an error message on failure.
-std::string writeFile(const std::string &path, const std::string &data) {
+/// Writes `data` to `path`; an error message naming the file as `shownAs`
+/// (its final name, not the staging one) on failure.
+std::string writeFile(const std::string &path, const std::string &data,
+                      const std::string &shownAs) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
-    return "cannot create " + path + ": " + strerror(errno);
+    return "cannot create " + shownAs + ": " + strerror(errno);
   const char *p = data.data();
   size_t left = data.size();
   while (left) {
@@ -77,7 +84,7 @@ std::string writeFile(const std::string &path, const std::string &data) {
     if (n < 0) {
       if (errno == EINTR)
         continue;
-      std::string err = "cannot write " + path + ": " + strerror(errno);
+      std::string err = "cannot write " + shownAs + ": " + strerror(errno);
       ::close(fd);
       return err;
     }
@@ -85,7 +92,7 @@ std::string writeFile(const std::string &path, const std::string &data) {
     left -= size_t(n);
   }
   if (::close(fd) != 0)
-    return "cannot write " + path + ": " + strerror(errno);
+    return "cannot write " + shownAs + ": " + strerror(errno);
   return "";
 }
 } // namespace
@@ -111,14 +118,31 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const Workload &w,
   stats.ranks = last - first;
   stats.groupsFile = getGroupsFileName(o.name);
   std::string staging;
+  // A failed run leaves the file system as it found it: without the
+  // staging directory and without the directories this run created.
+  SmallVector<std::string> created; // deepest first
+  auto abandon = [&](const llvm::Twine &why) -> FailureOr<WriteStats> {
+    if (!staging.empty())
+      (void)llvm::sys::fs::remove_directories(staging);
+    for (const std::string &dir : created)
+      if (llvm::sys::fs::remove(dir)) // not empty: someone else's now
+        break;
+    return emitError(loc) << why;
+  };
   if (!o.encodeOnly) {
-    if (std::error_code ec = llvm::sys::fs::create_directories(o.dir))
-      return emitError(loc) << "cannot create the output directory " << o.dir
-                            << ": " << ec.message();
-    staging = (o.dir + "/.stage-partial-" + std::to_string(::getpid()));
-    if (std::error_code ec = llvm::sys::fs::create_directory(staging))
-      return emitError(loc) << "cannot write to the output directory " << o.dir
-                            << ": " << ec.message();
+    for (llvm::StringRef d = o.dir; !d.empty() && !llvm::sys::fs::exists(d);
+         d = llvm::sys::path::parent_path(d))
+      created.push_back(d.str());
+    if (std::error_code ec = llvm::sys::fs::create_directories(o.dir)) {
+      created.clear();
+      return abandon("cannot create the output directory " + o.dir + ": " +
+                     ec.message());
+    }
+    std::string dir = o.dir + "/.stage-partial-" + std::to_string(::getpid());
+    if (std::error_code ec = llvm::sys::fs::create_directory(dir))
+      return abandon("cannot write to the output directory " + o.dir + ": " +
+                     ec.message());
+    staging = dir;
   }
 
   SignalGuard guard;
@@ -133,11 +157,9 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const Workload &w,
   };
   if (!o.encodeOnly)
     for (unsigned t = 0; t < threads; ++t)
-      if (std::error_code ec = llvm::sys::fs::create_directory(threadDir(t))) {
-        (void)llvm::sys::fs::remove_directories(staging);
-        return emitError(loc) << "cannot write to the output directory "
-                              << o.dir << ": " << ec.message();
-      }
+      if (std::error_code ec = llvm::sys::fs::create_directory(threadDir(t)))
+        return abandon("cannot write to the output directory " + o.dir + ": " +
+                       ec.message());
   // writer[r - first]: the worker that wrote rank r, hence its directory.
   std::vector<uint32_t> writer(o.encodeOnly ? 0 : last - first);
   std::atomic<int64_t> next{first};
@@ -157,7 +179,8 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const Workload &w,
       if (o.encodeOnly)
         continue;
       writer[r - first] = self;
-      std::string err = writeFile(dir + "/" + rankFileName(o.name, r), buf);
+      std::string file = rankFileName(o.name, r);
+      std::string err = writeFile(dir + "/" + file, buf, o.dir + "/" + file);
       if (!err.empty()) {
         std::lock_guard<std::mutex> lock(errorLock);
         if (error.empty())
@@ -174,11 +197,6 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const Workload &w,
     t.join();
   stats.bytes = total;
 
-  auto abandon = [&](const std::string &why) -> FailureOr<WriteStats> {
-    if (!staging.empty())
-      (void)llvm::sys::fs::remove_directories(staging);
-    return emitError(loc) << why;
-  };
   if (!error.empty())
     return abandon(error);
   if (interrupted)
@@ -191,7 +209,8 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const Workload &w,
     llvm::raw_string_ostream os(groups);
     layout.writeGroups(os);
   }
-  if (std::string err = writeFile(staging + "/" + stats.groupsFile, groups);
+  if (std::string err = writeFile(staging + "/" + stats.groupsFile, groups,
+                                  o.dir + "/" + stats.groupsFile);
       !err.empty())
     return abandon(err);
   // Every file is complete: move them into place.
