@@ -1,9 +1,11 @@
 """Prints the communication of one rank's trace (the JSON lines of
 `stage-translate --stage-to-chakra --rank=R`), one node per line, without
 node ids: what two traces must share to issue the same collectives and
-messages. With --sort-iteration, the iteration's own communication (the
-`opt:` nodes, as gradient reductions) is listed sorted, since its order
-follows the order in which a model declares its weights."""
+messages. With --sort-iteration, the gradient reductions (`grad:` nodes,
+issued during the backward pass as the gradients appear) and the rest of
+the iteration's communication (`opt:` nodes) are listed last and sorted,
+since their order follows the order in which a model declares its
+weights."""
 import json
 import sys
 
@@ -19,5 +21,5 @@ for line in sys.stdin:
              for a in node.get("attr", [])}
     phase = node["name"].split(":")[0]
     fields = [phase, node["type"]] + [f"{k}={attrs[k]}" for k in KEYS if k in attrs]
-    (step if sort_step and phase == "opt" else lines).append(" ".join(fields))
+    (step if sort_step and phase in ("grad", "opt") else lines).append(" ".join(fields))
 print("\n".join(lines + sorted(step)))

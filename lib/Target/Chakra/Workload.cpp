@@ -8,6 +8,13 @@
 // order; communication ops form one chain per rank, so every member of a
 // group issues its collectives in the same order.
 //
+// Gradients are followed while the backward steps run: each layer's
+// gradient is added into its running sum as soon as it exists, and in the
+// last micro-batch the collectives that reduce it (data-parallel
+// all-reduce or reduce-scatter, per layer of a layer stack) join the chain
+// right there, so they overlap the rest of the backward pass as in
+// PyTorch DDP or Megatron-LM's overlapped gradient reduction.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Workload.h"
@@ -39,6 +46,26 @@ struct Produced {
 
 constexpr llvm::StringLiteral kRecomputeAttr("stage.recompute");
 
+/// One chunk's micro-batch loop and the collectives after it that reduce
+/// its gradients. The running sum of gradient g is what
+/// `env[loop.getResult(g)]` holds: its producers, per layer for a stack.
+struct ChunkGradients {
+  MicrobatchesOp loop;
+  SmallVector<SymTensorType> types; // per gradient
+  SmallVector<bool> stacked;        // per gradient: a layer stack
+  /// Per gradient, the collectives that reduce it, in program order (each
+  /// takes the previous one's result).
+  std::vector<SmallVector<Operation *, 2>> reductions;
+};
+
+/// What a backward step of a chunk reports as its gradients appear.
+struct BackwardWatch {
+  ChunkGradients *chunk = nullptr;
+  bool last = false; // the loop's last micro-batch: the gradients are reduced
+  DenseMap<Value, SmallVector<unsigned, 1>> grads; // yielded value -> indices
+  DenseSet<Value> delivered;
+};
+
 class ClassBuilder {
 public:
   ClassBuilder(Workload &w, const sym::Bindings &b, const DeviceModel *device)
@@ -57,7 +84,13 @@ private:
   LogicalResult emitRepeat(RepeatOp op);
   LogicalResult emitCompute(Operation *op, Cost cost);
   LogicalResult emitComm(Operation *op);
+  FailureOr<uint32_t> addComm(Operation *op, Deps deps, uint64_t bytes,
+                              StringRef phaseName);
   int groupOf(ArrayAttr axes);
+  ChunkGradients planGradients(Block *chunk, MicrobatchesOp loop);
+  LogicalResult gradientsReady(ArrayRef<unsigned> grads, ArrayRef<Deps> deps,
+                               int64_t slice, int64_t slices);
+  LogicalResult deliverWhole(Value v);
 
   Workload &w;
   const sym::Bindings &bindings;
@@ -66,6 +99,11 @@ private:
   DenseMap<Value, Produced> env;
   int64_t lastComm = -1;
   int64_t barrier = -1;
+  /// The last node of the schedule's step (gradient reductions excluded:
+  /// the next step's compute does not wait for them).
+  int64_t lastStepNode = -1;
+  bool addingReduction = false;
+  BackwardWatch *watch = nullptr;
   uint32_t stepStart = 0;
   int64_t microbatch = 0, microbatches = 1;
   const char *phase = "fwd";
@@ -101,10 +139,14 @@ Deps ClassBuilder::depsOf(ValueRange values) {
 
 uint32_t ClassBuilder::addNode(TraceNode node, Operation *at) {
   // A node waiting on nothing of its own step waits for the previous step.
-  bool inStep = llvm::any_of(node.deps, [&](uint32_t d) { return d >= stepStart; });
-  if (!inStep && barrier >= 0 && !llvm::is_contained(node.deps, uint32_t(barrier)))
+  bool inStep =
+      llvm::any_of(node.deps, [&](uint32_t d) { return d >= stepStart; });
+  if (!inStep && barrier >= 0 &&
+      !llvm::is_contained(node.deps, uint32_t(barrier)))
     node.deps.push_back(uint32_t(barrier));
   trace.nodes.push_back(std::move(node));
+  if (!addingReduction)
+    lastStepNode = int64_t(trace.nodes.size()) - 1;
   return trace.nodes.size() - 1;
 }
 
@@ -146,8 +188,8 @@ LogicalResult ClassBuilder::emitCompute(Operation *op, Cost cost) {
   n.bytes = std::max<uint64_t>(*b, 1);
   if (device)
     n.micros = std::max<uint64_t>(
-        1, uint64_t(std::ceil(device->seconds(double(*c), double(*o),
-                                              double(*b)) * 1e6)));
+        1, uint64_t(std::ceil(
+               device->seconds(double(*c), double(*o), double(*b)) * 1e6)));
   n.deps = deps;
   uint32_t id = addNode(std::move(n), op);
   for (Value r : op->getResults())
@@ -164,12 +206,23 @@ LogicalResult ClassBuilder::emitComm(Operation *op) {
     env[op->getResult(0)] = Produced{depsOf(op->getOperands()), {}};
     return success();
   }
+  FailureOr<uint32_t> id =
+      addComm(op, depsOf(op->getOperands()), *bytes, phase);
+  if (failed(id))
+    return failure();
+  for (Value r : op->getResults())
+    env[r] = Produced{{*id}, {}};
+  return success();
+}
+
+FailureOr<uint32_t> ClassBuilder::addComm(Operation *op, Deps deps,
+                                          uint64_t bytes, StringRef phaseName) {
   TraceNode n;
-  n.name = (Twine(phase) + ":" + op->getName().stripDialect()).str();
-  n.bytes = *bytes;
-  if (*bytes == 0)
+  n.name = (phaseName + ":" + op->getName().stripDialect()).str();
+  n.bytes = bytes;
+  if (bytes == 0)
     return op->emitError("communicates 0 bytes");
-  n.deps = depsOf(op->getOperands());
+  n.deps = std::move(deps);
   bool slot = !isa<RecvOp>(op);
   if (slot && lastComm >= 0 && !llvm::is_contained(n.deps, uint32_t(lastComm)))
     n.deps.push_back(uint32_t(lastComm));
@@ -183,7 +236,7 @@ LogicalResult ClassBuilder::emitComm(Operation *op) {
     n.tag = int64_t(recv.getChannel()) * microbatches + microbatch;
   } else {
     n.kind = NodeKind::Collective;
-    n.group = groupOf(comm.getAxesAttr());
+    n.group = groupOf(cast<CollectiveOpInterface>(op).getAxesAttr());
     n.commType = isa<AllReduceOp>(op)       ? AllReduce
                  : isa<AllGatherOp>(op)     ? AllGather
                  : isa<ReduceScatterOp>(op) ? ReduceScatter
@@ -191,17 +244,17 @@ LogicalResult ClassBuilder::emitComm(Operation *op) {
   }
   if ((n.kind == NodeKind::Send || n.kind == NodeKind::Recv) &&
       n.tag >= (int64_t(1) << 31))
-    return op->emitError("send/recv tag ") << n.tag << " does not fit in 31 bits";
+    return op->emitError("send/recv tag ")
+           << n.tag << " does not fit in 31 bits";
   uint32_t id = addNode(std::move(n), op);
   if (slot)
     lastComm = id;
-  for (Value r : op->getResults())
-    env[r] = Produced{{id}, {}};
-  return success();
+  return id;
 }
 
 LogicalResult ClassBuilder::emitRepeat(RepeatOp op) {
-  FailureOr<uint64_t> count = eval(op, op.getCount().getValue(), "repeat count");
+  FailureOr<uint64_t> count =
+      eval(op, op.getCount().getValue(), "repeat count");
   if (failed(count))
     return failure();
   unsigned nCarry = op.getNumCarried();
@@ -238,7 +291,28 @@ LogicalResult ClassBuilder::emitRepeat(RepeatOp op) {
       carried[c] = depsOf(yield.getValues()[c]);
     for (unsigned s = 0; s < nStacked; ++s)
       stacked[s][i] = depsOf(yield.getValues()[nCarry + s]);
+    // This layer's slices of watched gradients are complete.
+    if (watch) {
+      SmallVector<unsigned> grads;
+      SmallVector<Deps> deps;
+      for (unsigned s = 0; s < nStacked; ++s) {
+        auto it = watch->grads.find(op.getResult(nCarry + s));
+        if (it == watch->grads.end())
+          continue;
+        for (unsigned g : it->second) {
+          grads.push_back(g);
+          deps.push_back(stacked[s][i]);
+        }
+      }
+      if (!grads.empty() &&
+          failed(gradientsReady(grads, deps, int64_t(i), int64_t(*count))))
+        return failure();
+    }
   }
+  if (watch)
+    for (unsigned s = 0; s < nStacked; ++s)
+      if (watch->grads.count(op.getResult(nCarry + s)))
+        watch->delivered.insert(op.getResult(nCarry + s));
   for (unsigned c = 0; c < nCarry; ++c)
     env[op.getResult(c)] = Produced{carried[c], {}};
   for (unsigned s = 0; s < nStacked; ++s) {
@@ -264,9 +338,143 @@ LogicalResult ClassBuilder::emitOp(Operation *op) {
 }
 
 LogicalResult ClassBuilder::emitBlock(Block &block) {
-  for (Operation &op : block)
+  for (Operation &op : block) {
     if (failed(emitOp(&op)))
       return failure();
+    if (watch)
+      for (Value r : op.getResults())
+        if (failed(deliverWhole(r)))
+          return failure();
+  }
+  return success();
+}
+
+LogicalResult ClassBuilder::deliverWhole(Value v) {
+  auto it = watch->grads.find(v);
+  if (it == watch->grads.end() || !watch->delivered.insert(v).second)
+    return success();
+  SmallVector<unsigned> grads(it->second.begin(), it->second.end());
+  SmallVector<Deps> deps(grads.size(), depsOf(v));
+  return gradientsReady(grads, deps, -1, 0);
+}
+
+/// A collective that acts on each layer of a stack alone (not along the
+/// stack's dimension 0) can be issued layer by layer.
+static bool actsPerLayer(Operation *op) {
+  if (isa<AllReduceOp>(op))
+    return true;
+  if (auto g = dyn_cast<AllGatherOp>(op))
+    return g.getDim() != 0;
+  if (auto rs = dyn_cast<ReduceScatterOp>(op))
+    return rs.getDim() != 0;
+  if (auto a = dyn_cast<AllToAllOp>(op))
+    return a.getSplitDim() != 0 && a.getConcatDim() != 0;
+  return false;
+}
+
+ChunkGradients ClassBuilder::planGradients(Block *chunk, MicrobatchesOp loop) {
+  ChunkGradients c;
+  c.loop = loop;
+  Operation *yield = loop.getBackwardBlock().getTerminator();
+  DenseMap<Value, unsigned> reduces; // value -> the gradient it reduces
+  for (auto [g, v] : llvm::enumerate(yield->getOperands())) {
+    c.types.push_back(cast<SymTensorType>(v.getType()));
+    auto rep = v.getDefiningOp<RepeatOp>();
+    c.stacked.push_back(rep && cast<OpResult>(v).getResultNumber() >=
+                                   rep.getNumCarried());
+    reduces[loop.getResult(g)] = g;
+  }
+  c.reductions.resize(c.types.size());
+  bool after = false;
+  for (Operation &op : *chunk) {
+    after |= &op == loop.getOperation();
+    if (!after || !isa<CollectiveOpInterface>(op) ||
+        isa<LocalSplitOp, SendOp, RecvOp>(op) || op.getNumOperands() != 1)
+      continue;
+    auto it = reduces.find(op.getOperand(0));
+    if (it == reduces.end())
+      continue;
+    unsigned g = it->second;
+    if (c.stacked[g] && !actsPerLayer(&op))
+      continue;
+    c.reductions[g].push_back(&op);
+    reduces[op.getResult(0)] = g;
+  }
+  return c;
+}
+
+LogicalResult ClassBuilder::gradientsReady(ArrayRef<unsigned> grads,
+                                           ArrayRef<Deps> deps, int64_t slice,
+                                           int64_t slices) {
+  ChunkGradients &c = *watch->chunk;
+  // What gradient g's running sum (its layer `slice`) waits for.
+  auto sum = [&](unsigned g) -> Deps & {
+    Produced &p = env[c.loop.getResult(g)];
+    if (slice < 0)
+      return p.deps;
+    p.slices.resize(slices);
+    return p.slices[slice];
+  };
+  if (microbatch == 0) {
+    for (auto [g, d] : llvm::zip(grads, deps))
+      sum(g) = d;
+  } else {
+    // Every later micro-batch adds its gradients into the sums: one kernel
+    // for what became ready together (a layer's gradients).
+    uint64_t elements = 0, bytes = 0;
+    llvm::SmallSetVector<uint32_t, 8> d;
+    for (auto [g, gd] : llvm::zip(grads, deps)) {
+      FailureOr<uint64_t> n =
+          eval(c.loop, c.types[g].getNumElements(), "gradient size");
+      if (failed(n))
+        return failure();
+      uint64_t part = slice < 0 ? *n : *n / uint64_t(slices);
+      elements += part;
+      bytes += 3 * part * uint64_t(c.types[g].getElementBytes());
+      d.insert(gd.begin(), gd.end());
+      Deps &before = sum(g);
+      d.insert(before.begin(), before.end());
+    }
+    TraceNode acc;
+    acc.name = "acc:grad_accumulate";
+    acc.flops = std::max<uint64_t>(elements, 1);
+    acc.bytes = std::max<uint64_t>(bytes, 1);
+    if (device)
+      acc.micros = std::max<uint64_t>(
+          1, uint64_t(std::ceil(
+                 device->seconds(0, double(elements), double(bytes)) * 1e6)));
+    acc.deps.assign(d.begin(), d.end());
+    uint32_t id = addNode(std::move(acc), c.loop);
+    for (unsigned g : grads)
+      sum(g) = {id};
+  }
+  if (!watch->last)
+    return success();
+  // The last micro-batch: reduce these sums now, layer by layer.
+  for (unsigned g : grads)
+    for (Operation *op : c.reductions[g]) {
+      const Produced &in = env[op->getOperand(0)];
+      Deps d = slice >= 0 && int64_t(in.slices.size()) == slices
+                   ? in.slices[slice]
+                   : depsOf(op->getOperand(0));
+      auto comm = cast<CollectiveOpInterface>(op);
+      FailureOr<uint64_t> bytes = eval(op, comm.getCommBytes(), "message size");
+      if (failed(bytes))
+        return failure();
+      uint64_t part = slice < 0 ? *bytes : llvm::divideCeil(*bytes, slices);
+      addingReduction = true;
+      FailureOr<uint32_t> id = addComm(op, std::move(d), part, "grad");
+      addingReduction = false;
+      if (failed(id))
+        return failure();
+      Produced &out = env[op->getResult(0)];
+      if (slice < 0) {
+        out.deps = {*id};
+      } else {
+        out.slices.resize(slices);
+        out.slices[slice] = {*id};
+      }
+    }
   return success();
 }
 
@@ -299,9 +507,17 @@ LogicalResult ClassBuilder::run(ArrayRef<Block *> chunks,
     return int64_t(-1);
   };
 
-  std::map<std::pair<int64_t, int64_t>, std::vector<Deps>> kept;
-  std::vector<int64_t> accumulated(chunks.size(), -1);
-  std::vector<std::vector<Deps>> lastGrads(chunks.size());
+  std::vector<ChunkGradients> gradients;
+  for (auto [chunk, mb] : llvm::zip(chunks, loops))
+    gradients.push_back(mb ? planGradients(chunk, mb) : ChunkGradients());
+  DenseSet<Operation *> reducedEarly;
+  for (const ChunkGradients &c : gradients)
+    for (const auto &ops : c.reductions)
+      reducedEarly.insert(ops.begin(), ops.end());
+
+  // What each micro-batch's forward keeps for its backward (per layer for
+  // stacked activations, so a layer's backward waits for its own).
+  std::map<std::pair<int64_t, int64_t>, std::vector<Produced>> kept;
   for (const PipelineStep &step : getStageSchedule(shape, stage)) {
     int64_t ci = chunkIndex(step.chunk);
     MicrobatchesOp mb = loops[ci];
@@ -311,53 +527,39 @@ LogicalResult ClassBuilder::run(ArrayRef<Block *> chunks,
     microbatch = step.microbatch;
     phase = step.forward ? "fwd" : "bwd";
     Block &region = step.forward ? mb.getForwardBlock() : mb.getBackwardBlock();
-    if (!step.forward)
-      for (auto [arg, d] :
-           llvm::zip(region.getArguments(), kept[{step.chunk, step.microbatch}]))
-        env[arg] = Produced{d, {}};
+    Operation *yield = region.getTerminator();
+    BackwardWatch bw;
+    bw.chunk = &gradients[ci];
+    bw.last = step.microbatch == microbatches - 1;
+    if (!step.forward) {
+      for (auto [arg, d] : llvm::zip(region.getArguments(),
+                                     kept[{step.chunk, step.microbatch}]))
+        env[arg] = d;
+      for (auto [g, v] : llvm::enumerate(yield->getOperands()))
+        bw.grads[v].push_back(unsigned(g));
+      watch = &bw;
+    }
     if (failed(emitBlock(region)))
       return failure();
-    Operation *yield = region.getTerminator();
-    std::vector<Deps> out;
-    for (Value v : yield->getOperands())
-      out.push_back(depsOf(v));
-    if (step.forward) {
-      kept[{step.chunk, step.microbatch}] = std::move(out);
-    } else {
+    if (!step.forward) {
+      // Gradients no op of the step produced (an argument passed through).
+      for (Value v : yield->getOperands())
+        if (failed(deliverWhole(v)))
+          return failure();
+      watch = nullptr;
       kept.erase({step.chunk, step.microbatch});
-      // Gradients of every micro-batch after the first add into the sums.
-      if (microbatches > 1 && step.microbatch > 0 && mb.getNumResults()) {
-        uint64_t elements = 0, bytes = 0;
-        for (Value g : yield->getOperands()) {
-          auto t = cast<SymTensorType>(g.getType());
-          FailureOr<uint64_t> n = eval(mb, t.getNumElements(), "gradient size");
-          if (failed(n))
-            return failure();
-          elements += *n;
-          bytes += 3 * *n * uint64_t(t.getElementBytes());
-        }
-        TraceNode acc;
-        acc.name = "acc:grad_accumulate";
-        acc.flops = std::max<uint64_t>(elements, 1);
-        acc.bytes = std::max<uint64_t>(bytes, 1);
-        if (device)
-          acc.micros = std::max<uint64_t>(
-              1, uint64_t(std::ceil(device->seconds(0, double(elements),
-                                                    double(bytes)) * 1e6)));
-        llvm::SmallSetVector<uint32_t, 8> d;
-        for (const Deps &g : out)
-          d.insert(g.begin(), g.end());
-        if (accumulated[ci] >= 0)
-          d.insert(uint32_t(accumulated[ci]));
-        acc.deps.assign(d.begin(), d.end());
-        accumulated[ci] = addNode(std::move(acc), mb);
+    } else {
+      std::vector<Produced> out;
+      for (Value v : yield->getOperands()) {
+        auto it = env.find(v);
+        out.push_back(it == env.end() ? Produced() : it->second);
       }
-      lastGrads[ci] = std::move(out);
+      kept[{step.chunk, step.microbatch}] = std::move(out);
     }
-    barrier = int64_t(trace.nodes.size()) - 1;
+    barrier = lastStepNode;
   }
 
-  // The iteration's reductions and updates, chunk by chunk.
+  // The iteration's remaining reductions and updates, chunk by chunk.
   stepStart = trace.nodes.size();
   barrier = -1;
   phase = "opt";
@@ -371,28 +573,22 @@ LogicalResult ClassBuilder::run(ArrayRef<Block *> chunks,
       phase = "opt";
       continue;
     }
-    for (unsigned i = 0; i < mb.getNumResults(); ++i) {
-      Deps d = i < lastGrads[ci].size() ? lastGrads[ci][i] : Deps();
-      if (accumulated[ci] >= 0)
-        d.push_back(uint32_t(accumulated[ci]));
-      env[mb.getResult(i)] = Produced{d, {}};
-    }
     bool after = false;
     for (Operation &op : *chunk) {
       if (&op == mb.getOperation()) {
         after = true;
         continue;
       }
-      if (after && failed(emitOp(&op)))
+      if (after && !reducedEarly.contains(&op) && failed(emitOp(&op)))
         return failure();
     }
   }
   return success();
 }
 
-FailureOr<Workload> mlir::stage::chakra::buildWorkload(ModuleOp module,
-                                                       const sym::Bindings &b,
-                                                       const DeviceModel *device) {
+FailureOr<Workload>
+mlir::stage::chakra::buildWorkload(ModuleOp module, const sym::Bindings &b,
+                                   const DeviceModel *device) {
   Workload w;
   GridOp grid = getGrid(module);
   if (grid) {
@@ -418,7 +614,8 @@ FailureOr<Workload> mlir::stage::chakra::buildWorkload(ModuleOp module,
   if (!fn)
     return module.emitError("the module has no function to emit");
   if (WalkResult r = fn.walk([](Operation *op) {
-        if (op->hasAttr(kShardingAttrName) || op->hasAttr(kOperandShardingAttrName))
+        if (op->hasAttr(kShardingAttrName) ||
+            op->hasAttr(kOperandShardingAttrName))
           return WalkResult::interrupt();
         return WalkResult::advance();
       });
@@ -454,8 +651,8 @@ FailureOr<Workload> mlir::stage::chakra::buildWorkload(ModuleOp module,
     PipelineOp pipe = *pipes.begin();
     if (pipe.getNumPhysicalStages() != pp)
       return pipe.emitOpError("has ")
-             << pipe.getNumPhysicalStages() << " stages per rank group but pp = "
-             << pp;
+             << pipe.getNumPhysicalStages()
+             << " stages per rank group but pp = " << pp;
     shape.kind = pipe.getSchedule();
     shape.stages = pp;
     shape.virtualStages = pipe.getVirtualStages();
@@ -463,7 +660,8 @@ FailureOr<Workload> mlir::stage::chakra::buildWorkload(ModuleOp module,
       blocks.push_back(&s.getBody().front());
   } else {
     if (pp != 1)
-      return fn.emitError("pp = ") << pp << " but the program has no stage.pipeline";
+      return fn.emitError("pp = ")
+             << pp << " but the program has no stage.pipeline";
     blocks.push_back(&fn.getBody().front());
   }
   // The micro-batch count, the same for every stage.

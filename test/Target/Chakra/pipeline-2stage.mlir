@@ -4,7 +4,8 @@
 // 1, with tag = channel * M + micro-batch, 4x64 bf16 = 512 bytes each. The
 // first node of each step waits for the last node of the previous one, so
 // the trace runs in the schedule's order; the second micro-batch's weight
-// gradient is accumulated into the first's.
+// gradient is added into the first's as soon as it exists (on stage 1,
+// before the step's send), and the optimizer waits for that sum.
 //
 // RUN: stage-opt %s --stage-train="pp=2 micro-batches=2" -o %t.mlir
 // RUN: stage-translate %t.mlir --stage-to-chakra --rank=0 | FileCheck %s --check-prefix=STAGE0
@@ -24,8 +25,8 @@
 // STAGE0-NEXT: {"id":"7","name":"bwd:recv","type":"COMM_RECV_NODE","data_deps":["6"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"comm_size","int64_val":"512"},{"name":"comm_tag","int32_val":3},{"name":"comm_src","int32_val":1},{"name":"comm_dst","int32_val":0}]}
 // STAGE0-NEXT: {"id":"8","name":"bwd:einsum","type":"COMP_NODE","data_deps":["7"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"32768"},{"name":"tensor_size","uint64_val":"9216"}]}
 // STAGE0-NEXT: {"id":"9","name":"bwd:einsum","type":"COMP_NODE","data_deps":["7"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"32768"},{"name":"tensor_size","uint64_val":"9216"}]}
-// STAGE0-NEXT: {"id":"10","name":"acc:grad_accumulate","type":"COMP_NODE","data_deps":["9"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"4096"},{"name":"tensor_size","uint64_val":"24576"}]}
-// STAGE0-NEXT: {"id":"11","name":"opt:optimizer_step","type":"COMP_NODE","data_deps":["9","10"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"69632"},{"name":"tensor_size","uint64_val":"122880"}]}
+// STAGE0-NEXT: {"id":"10","name":"acc:grad_accumulate","type":"COMP_NODE","data_deps":["9","6"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"4096"},{"name":"tensor_size","uint64_val":"24576"}]}
+// STAGE0-NEXT: {"id":"11","name":"opt:optimizer_step","type":"COMP_NODE","data_deps":["10"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"69632"},{"name":"tensor_size","uint64_val":"122880"}]}
 // STAGE0-NOT:  {{.}}
 
 // STAGE1:      {"version":"0.0.4"}
@@ -38,9 +39,9 @@
 // STAGE1-NEXT: {"id":"6","name":"fwd:einsum","type":"COMP_NODE","data_deps":["5"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"32768"},{"name":"tensor_size","uint64_val":"9216"}]}
 // STAGE1-NEXT: {"id":"7","name":"bwd:einsum","type":"COMP_NODE","data_deps":["6"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"32768"},{"name":"tensor_size","uint64_val":"9216"}]}
 // STAGE1-NEXT: {"id":"8","name":"bwd:einsum","type":"COMP_NODE","data_deps":["5","6"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"32768"},{"name":"tensor_size","uint64_val":"9216"}]}
-// STAGE1-NEXT: {"id":"9","name":"bwd:send","type":"COMM_SEND_NODE","data_deps":["7","4"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"comm_size","int64_val":"512"},{"name":"comm_tag","int32_val":3},{"name":"comm_src","int32_val":1},{"name":"comm_dst","int32_val":0}]}
-// STAGE1-NEXT: {"id":"10","name":"acc:grad_accumulate","type":"COMP_NODE","data_deps":["8"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"4096"},{"name":"tensor_size","uint64_val":"24576"}]}
-// STAGE1-NEXT: {"id":"11","name":"opt:optimizer_step","type":"COMP_NODE","data_deps":["8","10"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"69632"},{"name":"tensor_size","uint64_val":"122880"}]}
+// STAGE1-NEXT: {"id":"9","name":"acc:grad_accumulate","type":"COMP_NODE","data_deps":["8","3"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"4096"},{"name":"tensor_size","uint64_val":"24576"}]}
+// STAGE1-NEXT: {"id":"10","name":"bwd:send","type":"COMM_SEND_NODE","data_deps":["7","4"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"comm_size","int64_val":"512"},{"name":"comm_tag","int32_val":3},{"name":"comm_src","int32_val":1},{"name":"comm_dst","int32_val":0}]}
+// STAGE1-NEXT: {"id":"11","name":"opt:optimizer_step","type":"COMP_NODE","data_deps":["9"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"69632"},{"name":"tensor_size","uint64_val":"122880"}]}
 // STAGE1-NOT:  {{.}}
 
 module attributes {stage.bindings = {B = 8, D = 64}} {
