@@ -117,6 +117,9 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const Workload &w,
   WriteStats stats;
   stats.ranks = last - first;
   stats.groupsFile = getGroupsFileName(o.name);
+  // From before the staging directory exists: an interrupt at any point
+  // lets the run remove what it wrote.
+  SignalGuard guard;
   std::string staging;
   // A failed run leaves the file system as it found it: without the
   // staging directory and without the directories this run created.
@@ -145,7 +148,6 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const Workload &w,
     staging = dir;
   }
 
-  SignalGuard guard;
   unsigned threads =
       o.threads ? o.threads : std::thread::hardware_concurrency();
   threads = std::max(1u, std::min<unsigned>(threads, unsigned(last - first)));
