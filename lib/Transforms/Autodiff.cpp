@@ -611,6 +611,11 @@ struct AutodiffPass
     }
     if (failed(checkMicroBatches(module)))
       return signalPassFailure();
+    if (llvm::none_of(module.getOps<func::FuncOp>(),
+                      [](func::FuncOp f) { return !f.isExternal(); })) {
+      module.emitError("stage-autodiff: the module has no function to train");
+      return signalPassFailure();
+    }
 
     for (auto fn : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
       if (fn.isExternal())
