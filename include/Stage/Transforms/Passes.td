@@ -143,6 +143,27 @@ def StageShard : Pass<"stage-shard", "::mlir::ModuleOp"> {
   ];
 }
 
+def StageFoldLayers : Pass<"stage-fold-layers", "::mlir::ModuleOp"> {
+  let summary = "Fold the repeated layers of a flat graph into a stage.repeat";
+  let description = [{
+    An imported model is one flat graph: every decoder layer spelled out.
+    This pass finds the longest run of structurally identical, consecutive
+    layers in each function (the same ops with the same types, each layer
+    fed by the previous one's output, each with weights of its own) and
+    folds it into one `stage.repeat L` whose body is the first layer: the
+    layers' weights become stacked `[L, ...]` parameters (named without the
+    layer index: `h.3.mlp.c_fc.weight` -> `h.mlp.c_fc.weight`), what the
+    layers share (a mask, rope tables) is read from outside the body, and
+    `L` is bound to the number of layers. The folded graph can be pipelined
+    and its IR no longer grows with the depth. A function without such a run
+    is left as it is.
+  }];
+  let options = [
+    Option<"minLayers", "min-layers", "int64_t", "2",
+           "The fewest layers worth folding">,
+  ];
+}
+
 def StagePartition : Pass<"stage-partition", "::mlir::ModuleOp"> {
   let summary = "Insert collectives and rewrite every type to its local shape";
   let description = [{

@@ -1,6 +1,6 @@
 // RUN: stage-opt %s --stage-pipeline="pp=2" --split-input-file --verify-diagnostics
 
-// expected-error @below {{'func.func' op has no stage.repeat layer stack for stage-pipeline to split over 2 stages}}
+// expected-error @below {{'func.func' op has no stage.repeat layer stack for stage-pipeline to split over 2 stages (an imported flat graph: fold its layers first with --stage-fold-layers)}}
 func.func @no_layers(%x: !stage.tensor<[B, D], bf16>) -> !stage.tensor<[B, D], bf16> {
   %w = stage.param "w" : !stage.tensor<[D, D], bf16>
   %y = stage.einsum "bd,de->be" %x, %w : (!stage.tensor<[B, D], bf16>, !stage.tensor<[D, D], bf16>) -> !stage.tensor<[B, D], bf16>
