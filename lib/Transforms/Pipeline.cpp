@@ -43,11 +43,10 @@ struct Chunk {
   int64_t begin, end; // global layer range
   PipelineStageOp op;
   OpBuilder builder;
-  IRMapping leaves; // params and inputs cloned into it
+  IRMapping leaves;                 // params and inputs cloned into it
   Operation *lastLeaf = nullptr;
-  SmallVector<Value> recvs; // receives, in channel order
-  SmallVector<std::tuple<Value, int64_t, int64_t>>
-      sends; // value, shift, channel
+  SmallVector<Value> recvs;         // receives, in channel order
+  SmallVector<std::tuple<Value, int64_t, int64_t>> sends; // value, shift, channel
   explicit Chunk(MLIRContext *ctx) : builder(ctx) {}
 };
 
@@ -169,10 +168,11 @@ Value Pipeliner::fetch(Value v, int64_t chunk) {
     b.setInsertionPointAfter(dst.lastLeaf);
   else
     b.setInsertionPointToStart(&body);
-  auto recv = RecvOp::create(
-      b, v.getLoc(), v.getType(), FlatSymbolRefAttr::get(grid.getSymNameAttr()),
-      b.getStrArrayAttr({"pp"}), b.getI64IntegerAttr(-shift),
-      b.getI64IntegerAttr(channel));
+  auto recv = RecvOp::create(b, v.getLoc(), v.getType(),
+                             FlatSymbolRefAttr::get(grid.getSymNameAttr()),
+                             b.getStrArrayAttr({"pp"}),
+                             b.getI64IntegerAttr(-shift),
+                             b.getI64IntegerAttr(channel));
   dst.recvs.push_back(recv);
   received[key] = recv;
   return recv;
@@ -184,10 +184,10 @@ Operation *Pipeliner::cloneInto(Operation *op, int64_t chunk) {
   op->walk([&](Operation *inner) {
     for (Value operand : inner->getOperands()) {
       Operation *def = operand.getDefiningOp();
-      bool local =
-          def ? op->isAncestor(def)
-              : op->isAncestor(
-                    cast<BlockArgument>(operand).getOwner()->getParentOp());
+      bool local = def ? op->isAncestor(def)
+                       : op->isAncestor(cast<BlockArgument>(operand)
+                                            .getOwner()
+                                            ->getParentOp());
       if (!local && !map.contains(operand))
         map.map(operand, fetch(operand, chunk));
     }
@@ -226,17 +226,18 @@ LogicalResult Pipeliner::splitRun(const Run &run) {
         pb.setInsertionPointAfter(c.lastLeaf);
       else
         pb.setInsertionPointToStart(&c.op.getBody().front());
-      auto share = ParamOp::create(
-          pb, param.getLoc(), t.dropLeadingDim().stacked(count),
-          param.getNameAttr(), param.getKindAttr(), param.getGroupAttr());
+      auto share = ParamOp::create(pb, param.getLoc(),
+                                   t.dropLeadingDim().stacked(count),
+                                   param.getNameAttr(), param.getKindAttr(),
+                                   param.getGroupAttr());
       share->setDiscardableAttrs(param->getDiscardableAttrDictionary());
       c.lastLeaf = share;
       slices.push_back(share);
     }
     SmallVector<Type> types(rep.getResultTypes());
     auto part = RepeatOp::create(builder, rep.getLoc(), types,
-                                 ExprAttr::get(ctx, count),
-                                 rep.getReverseAttr(), inits, slices);
+                                 ExprAttr::get(ctx, count), rep.getReverseAttr(),
+                                 inits, slices);
     IRMapping map;
     Block &src = rep.getBodyBlock();
     Block *body = new Block();
@@ -245,10 +246,11 @@ LogicalResult Pipeliner::splitRun(const Run &run) {
       map.map(arg, body->addArgument(arg.getType(), arg.getLoc()));
     src.walk([&](Operation *inner) {
       for (Value operand : inner->getOperands()) {
-        bool outside = !rep->isAncestor(
-            operand.getDefiningOp()
-                ? operand.getDefiningOp()
-                : cast<BlockArgument>(operand).getOwner()->getParentOp());
+        bool outside = !rep->isAncestor(operand.getDefiningOp()
+                                            ? operand.getDefiningOp()
+                                            : cast<BlockArgument>(operand)
+                                                  .getOwner()
+                                                  ->getParentOp());
         if (outside && !map.contains(operand))
           map.map(operand, fetch(operand, j));
       }
@@ -344,8 +346,8 @@ LogicalResult Pipeliner::run(ArrayRef<int64_t> userSizes) {
     c->begin = at;
     c->end = at + sizes[j];
     at = c->end;
-    c->op = PipelineStageOp::create(
-        pb, fn.getLoc(), j, pb.getDenseI64ArrayAttr({c->begin, c->end}));
+    c->op = PipelineStageOp::create(pb, fn.getLoc(), j,
+                                    pb.getDenseI64ArrayAttr({c->begin, c->end}));
     Block *body = new Block();
     c->op.getBody().push_back(body);
     c->builder.setInsertionPointToEnd(body);
@@ -434,8 +436,7 @@ struct PipelinePass : mlir::stage::impl::StagePipelineBase<PipelinePass> {
       return signalPassFailure();
     int64_t stages = plan->degreeOf("pp");
     if (kind == ScheduleKind::interleaved && stages < 2) {
-      module.emitError(
-          "stage-pipeline: the interleaved schedule needs pp >= 2");
+      module.emitError("stage-pipeline: the interleaved schedule needs pp >= 2");
       return signalPassFailure();
     }
     SmallVector<int64_t> sizes(layersPerStage.begin(), layersPerStage.end());

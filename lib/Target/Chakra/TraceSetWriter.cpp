@@ -148,8 +148,7 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const Workload &w,
     staging = dir;
   }
 
-  unsigned threads =
-      o.threads ? o.threads : std::thread::hardware_concurrency();
+  unsigned threads = o.threads ? o.threads : std::thread::hardware_concurrency();
   threads = std::max(1u, std::min<unsigned>(threads, unsigned(last - first)));
   // Each worker creates its files in a directory of its own: creating a
   // file locks its directory, and wherever creating is slow, workers

@@ -139,10 +139,8 @@ Deps ClassBuilder::depsOf(ValueRange values) {
 
 uint32_t ClassBuilder::addNode(TraceNode node, Operation *at) {
   // A node waiting on nothing of its own step waits for the previous step.
-  bool inStep =
-      llvm::any_of(node.deps, [&](uint32_t d) { return d >= stepStart; });
-  if (!inStep && barrier >= 0 &&
-      !llvm::is_contained(node.deps, uint32_t(barrier)))
+  bool inStep = llvm::any_of(node.deps, [&](uint32_t d) { return d >= stepStart; });
+  if (!inStep && barrier >= 0 && !llvm::is_contained(node.deps, uint32_t(barrier)))
     node.deps.push_back(uint32_t(barrier));
   trace.nodes.push_back(std::move(node));
   if (!addingReduction)
@@ -188,8 +186,8 @@ LogicalResult ClassBuilder::emitCompute(Operation *op, Cost cost) {
   n.bytes = std::max<uint64_t>(*b, 1);
   if (device)
     n.micros = std::max<uint64_t>(
-        1, uint64_t(std::ceil(
-               device->seconds(double(*c), double(*o), double(*b)) * 1e6)));
+        1, uint64_t(std::ceil(device->seconds(double(*c), double(*o),
+                                              double(*b)) * 1e6)));
   n.deps = deps;
   uint32_t id = addNode(std::move(n), op);
   for (Value r : op->getResults())
@@ -244,8 +242,7 @@ FailureOr<uint32_t> ClassBuilder::addComm(Operation *op, Deps deps,
   }
   if ((n.kind == NodeKind::Send || n.kind == NodeKind::Recv) &&
       n.tag >= (int64_t(1) << 31))
-    return op->emitError("send/recv tag ")
-           << n.tag << " does not fit in 31 bits";
+    return op->emitError("send/recv tag ") << n.tag << " does not fit in 31 bits";
   uint32_t id = addNode(std::move(n), op);
   if (slot)
     lastComm = id;
@@ -253,8 +250,7 @@ FailureOr<uint32_t> ClassBuilder::addComm(Operation *op, Deps deps,
 }
 
 LogicalResult ClassBuilder::emitRepeat(RepeatOp op) {
-  FailureOr<uint64_t> count =
-      eval(op, op.getCount().getValue(), "repeat count");
+  FailureOr<uint64_t> count = eval(op, op.getCount().getValue(), "repeat count");
   if (failed(count))
     return failure();
   unsigned nCarry = op.getNumCarried();
