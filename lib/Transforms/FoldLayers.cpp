@@ -445,15 +445,21 @@ LogicalResult Folder::apply(const Fold &f, StringRef countSymbol) {
           Operation *owner = block.findAncestorOpInBlock(*use.getOwner());
           return owner != rep && index.lookup(owner) >= last + r.period;
         });
+  // The layers' own parameters from before the run (those inside it go
+  // with it).
+  SmallVector<ParamOp> before;
+  for (const SmallVector<ParamOp> &params : f.slices)
+    for (ParamOp q : params)
+      if (positionOf(q.getResult()) < r.start)
+        before.push_back(q);
   for (int64_t i = r.start + r.covered() - 1; i >= r.start; --i) {
     if (!ops[i]->use_empty())
       return ops[i]->emitError("stage-fold-layers: still used after folding");
     ops[i]->erase();
   }
-  for (const SmallVector<ParamOp> &params : f.slices)
-    for (ParamOp q : params)
-      if (q->getBlock() && q->use_empty())
-        q->erase();
+  for (ParamOp q : before)
+    if (q->use_empty())
+      q->erase();
   return success();
 }
 
