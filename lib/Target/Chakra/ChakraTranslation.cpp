@@ -37,6 +37,12 @@ struct ChakraOptions {
       "encode-only",
       llvm::cl::desc("--stage-to-chakra: encode every trace, write none (measuring)"),
       llvm::cl::init(false)};
+  llvm::cl::opt<std::string> gradBucket{
+      "grad-bucket",
+      llvm::cl::desc("--stage-to-chakra: reduce gradients in buckets of at "
+                     "least this size, as PyTorch DDP (0: one collective per "
+                     "gradient and layer)"),
+      llvm::cl::init("25MiB")};
   llvm::cl::opt<int64_t> rank{
       "rank",
       llvm::cl::desc("--stage-to-chakra: print rank R's trace as JSON lines "
@@ -76,8 +82,16 @@ static LogicalResult emitTraces(Operation *op, raw_ostream &os) {
   FailureOr<std::optional<DeviceModel>> device = getDeviceModel(module, "");
   if (failed(device))
     return failure();
+  uint64_t bucketBytes = 0;
+  if (StringRef(o.gradBucket).trim() != "0") {
+    std::optional<double> size = parseByteSize(o.gradBucket);
+    if (!size)
+      return module.emitError("--grad-bucket=")
+             << o.gradBucket << ": expected a size, as in 25MiB, or 0";
+    bucketBytes = uint64_t(*size);
+  }
   FailureOr<Workload> w =
-      buildWorkload(module, *b, *device ? &**device : nullptr);
+      buildWorkload(module, *b, *device ? &**device : nullptr, bucketBytes);
   if (failed(w) || failed(checkWorkload(*w, module.getLoc())))
     return failure();
   RankLayout layout(*w);

@@ -13,7 +13,10 @@
 // last micro-batch the collectives that reduce it (data-parallel
 // all-reduce or reduce-scatter, per layer of a layer stack) join the chain
 // right there, so they overlap the rest of the backward pass as in
-// PyTorch DDP or Megatron-LM's overlapped gradient reduction.
+// PyTorch DDP or Megatron-LM's overlapped gradient reduction. As there,
+// gradients are reduced in buckets: the pieces that become ready are
+// collected per kind of collective until they reach the bucket size, then
+// reduced by one collective of their summed size.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,6 +61,21 @@ struct ChunkGradients {
   std::vector<SmallVector<Operation *, 2>> reductions;
 };
 
+/// A gradient's reduction that waits for its bucket: collective `step` of
+/// gradient `grad`'s chain, on layer `slice` of `slices` (-1: all of it).
+struct Piece {
+  unsigned grad, step;
+  int64_t slice, slices;
+};
+
+/// Pieces of one kind of collective (operation and axes) reduced together.
+struct Bucket {
+  Operation *kind;
+  llvm::SmallSetVector<uint32_t, 8> deps;
+  uint64_t bytes = 0;
+  SmallVector<Piece> pieces;
+};
+
 /// What a backward step of a chunk reports as its gradients appear.
 struct BackwardWatch {
   ChunkGradients *chunk = nullptr;
@@ -68,8 +86,9 @@ struct BackwardWatch {
 
 class ClassBuilder {
 public:
-  ClassBuilder(Workload &w, const sym::Bindings &b, const DeviceModel *device)
-      : w(w), bindings(b), device(device) {}
+  ClassBuilder(Workload &w, const sym::Bindings &b, const DeviceModel *device,
+               uint64_t bucketBytes)
+      : w(w), bindings(b), device(device), bucketBytes(bucketBytes) {}
 
   LogicalResult run(ArrayRef<Block *> chunks, ArrayRef<int64_t> chunkIds,
                     const ScheduleShape &shape, int64_t stage);
@@ -91,10 +110,14 @@ private:
   LogicalResult gradientsReady(ArrayRef<unsigned> grads, ArrayRef<Deps> deps,
                                int64_t slice, int64_t slices);
   LogicalResult deliverWhole(Value v);
+  LogicalResult addPiece(const Piece &p);
+  LogicalResult flush(size_t bucket);
 
   Workload &w;
   const sym::Bindings &bindings;
   const DeviceModel *device;
+  uint64_t bucketBytes;
+  std::vector<Bucket> buckets; // the open ones, oldest first
   ClassTrace trace;
   DenseMap<Value, Produced> env;
   int64_t lastComm = -1;
@@ -354,6 +377,62 @@ LogicalResult ClassBuilder::deliverWhole(Value v) {
   return gradientsReady(grads, deps, -1, 0);
 }
 
+LogicalResult ClassBuilder::addPiece(const Piece &p) {
+  Operation *op = watch->chunk->reductions[p.grad][p.step];
+  Value input = op->getOperand(0);
+  auto it = env.find(input);
+  Deps d = it != env.end() && p.slice >= 0 &&
+                   int64_t(it->second.slices.size()) == p.slices
+               ? it->second.slices[p.slice]
+               : depsOf(input);
+  auto comm = cast<CollectiveOpInterface>(op);
+  FailureOr<uint64_t> bytes = eval(op, comm.getCommBytes(), "message size");
+  if (failed(bytes))
+    return failure();
+  auto sameKind = [&](const Bucket &b) {
+    return b.kind->getName() == op->getName() &&
+           cast<CollectiveOpInterface>(b.kind).getAxesAttr() ==
+               comm.getAxesAttr();
+  };
+  size_t i = llvm::find_if(buckets, sameKind) - buckets.begin();
+  if (i == buckets.size())
+    buckets.push_back(Bucket{op, {}, 0, {}});
+  Bucket &b = buckets[i];
+  b.deps.insert(d.begin(), d.end());
+  b.bytes += p.slice < 0 ? *bytes : llvm::divideCeil(*bytes, p.slices);
+  b.pieces.push_back(p);
+  if (b.bytes >= bucketBytes)
+    return flush(i);
+  return success();
+}
+
+LogicalResult ClassBuilder::flush(size_t index) {
+  Bucket b = std::move(buckets[index]);
+  buckets.erase(buckets.begin() + index);
+  addingReduction = true;
+  FailureOr<uint32_t> id =
+      addComm(b.kind, Deps(b.deps.begin(), b.deps.end()), b.bytes, "grad");
+  addingReduction = false;
+  if (failed(id))
+    return failure();
+  ChunkGradients &c = *watch->chunk;
+  for (const Piece &p : b.pieces) {
+    Produced &out = env[c.reductions[p.grad][p.step]->getResult(0)];
+    if (p.slice < 0) {
+      out.deps = {*id};
+    } else {
+      out.slices.resize(p.slices);
+      out.slices[p.slice] = {*id};
+    }
+  }
+  // The next collective of each piece's chain takes this one's result.
+  for (const Piece &p : b.pieces)
+    if (p.step + 1 < c.reductions[p.grad].size() &&
+        failed(addPiece(Piece{p.grad, p.step + 1, p.slice, p.slices})))
+      return failure();
+  return success();
+}
+
 /// A collective that acts on each layer of a stack alone (not along the
 /// stack's dimension 0) can be issued layer by layer.
 static bool actsPerLayer(Operation *op) {
@@ -448,29 +527,9 @@ LogicalResult ClassBuilder::gradientsReady(ArrayRef<unsigned> grads,
     return success();
   // The last micro-batch: reduce these sums now, layer by layer.
   for (unsigned g : grads)
-    for (Operation *op : c.reductions[g]) {
-      const Produced &in = env[op->getOperand(0)];
-      Deps d = slice >= 0 && int64_t(in.slices.size()) == slices
-                   ? in.slices[slice]
-                   : depsOf(op->getOperand(0));
-      auto comm = cast<CollectiveOpInterface>(op);
-      FailureOr<uint64_t> bytes = eval(op, comm.getCommBytes(), "message size");
-      if (failed(bytes))
-        return failure();
-      uint64_t part = slice < 0 ? *bytes : llvm::divideCeil(*bytes, slices);
-      addingReduction = true;
-      FailureOr<uint32_t> id = addComm(op, std::move(d), part, "grad");
-      addingReduction = false;
-      if (failed(id))
-        return failure();
-      Produced &out = env[op->getResult(0)];
-      if (slice < 0) {
-        out.deps = {*id};
-      } else {
-        out.slices.resize(slices);
-        out.slices[slice] = {*id};
-      }
-    }
+    if (!c.reductions[g].empty() &&
+        failed(addPiece(Piece{g, 0, slice, slices})))
+      return failure();
   return success();
 }
 
@@ -542,6 +601,10 @@ LogicalResult ClassBuilder::run(ArrayRef<Block *> chunks,
       for (Value v : yield->getOperands())
         if (failed(deliverWhole(v)))
           return failure();
+      // The backward pass is over: the last buckets are reduced now.
+      while (!buckets.empty())
+        if (failed(flush(0)))
+          return failure();
       watch = nullptr;
       kept.erase({step.chunk, step.microbatch});
     } else {
@@ -584,7 +647,8 @@ LogicalResult ClassBuilder::run(ArrayRef<Block *> chunks,
 
 FailureOr<Workload>
 mlir::stage::chakra::buildWorkload(ModuleOp module, const sym::Bindings &b,
-                                   const DeviceModel *device) {
+                                   const DeviceModel *device,
+                                   uint64_t gradientBucketBytes) {
   Workload w;
   GridOp grid = getGrid(module);
   if (grid) {
@@ -681,7 +745,7 @@ mlir::stage::chakra::buildWorkload(ModuleOp module, const sym::Bindings &b,
         chunks.push_back(blk);
         ids.push_back(int64_t(j));
       }
-    ClassBuilder cb(w, b, device);
+    ClassBuilder cb(w, b, device, gradientBucketBytes);
     if (failed(cb.run(chunks, ids, shape, p)))
       return failure();
     w.classes.push_back(cb.take());

@@ -60,10 +60,16 @@ struct Workload {
   }
 };
 
+/// PyTorch DDP's default bucket (`bucket_cap_mb=25`).
+constexpr uint64_t kDefaultGradientBucketBytes = 25ull << 20;
+
 /// Binds the symbols and expands the partitioned, scheduled program of
-/// `module` into per-stage node lists. Errors go to the module's location.
-FailureOr<Workload> buildWorkload(ModuleOp module, const sym::Bindings &b,
-                                  const DeviceModel *device);
+/// `module` into per-stage node lists. Gradient reductions are issued in
+/// buckets of at least `gradientBucketBytes` (0: one per gradient and
+/// layer). Errors go to the module's location.
+FailureOr<Workload>
+buildWorkload(ModuleOp module, const sym::Bindings &b, const DeviceModel *device,
+              uint64_t gradientBucketBytes = kDefaultGradientBucketBytes);
 
 } // namespace mlir::stage::chakra
 

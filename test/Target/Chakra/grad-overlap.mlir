@@ -5,13 +5,22 @@
 // all-reduce (64x64 bf16 = 8192 bytes) is issued right after, so layer 1's
 // gradient is in flight while layer 0's backward computes. The all-reduces
 // stay in the rank's communication chain (the second waits for the first),
-// and the optimizer waits for both.
+// and the optimizer waits for both. Buckets of 8 KiB hold one layer each;
+// with the default 25 MiB buckets, both layers' gradients are reduced by
+// one all-reduce once the backward pass is over.
 //
 // RUN: stage-opt %s --stage-train="dp=2 micro-batches=2" -o %t.mlir
-// RUN: stage-translate %t.mlir --stage-to-chakra --rank=0 | FileCheck %s
+// RUN: stage-translate %t.mlir --stage-to-chakra --rank=0 --grad-bucket=8KiB | FileCheck %s
+// RUN: stage-translate %t.mlir --stage-to-chakra --rank=0 | FileCheck %s --check-prefix=BUCKET
+// BUCKET:      "id":"13","name":"acc:grad_accumulate"
+// BUCKET-NEXT: {"id":"14","name":"grad:all_reduce","type":"COMM_COLL_NODE","data_deps":["10","13"],{{.*}}"comm_size","int64_val":"16384"
+// BUCKET-NEXT: {"id":"15","name":"opt:optimizer_step","type":"COMP_NODE","data_deps":["14"]
+// BUCKET-NOT:  grad:
+// RUN: not stage-translate %t.mlir --stage-to-chakra --rank=0 --grad-bucket=big 2>&1 | FileCheck %s --check-prefix=BAD
+// BAD: error: --grad-bucket=big: expected a size, as in 25MiB, or 0
 // RUN: rm -rf %t.dir && stage-translate %t.mlir --stage-to-chakra --output-dir=%t.dir
 // RUN: stage-trace verify %t.dir | FileCheck %s --check-prefix=VERIFIED
-// VERIFIED: verified 2 ranks, 34 nodes
+// VERIFIED: verified 2 ranks, 32 nodes
 
 // CHECK:      {"version":"0.0.4"}
 // CHECK-NEXT: {"name":"fwd:einsum","type":"COMP_NODE","attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"16384"},{"name":"tensor_size","uint64_val":"8704"}]}
