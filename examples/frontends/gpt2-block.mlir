@@ -2,12 +2,14 @@
 // backend produces for transformers' GPT2Block (bfloat16, batch 8, sequence
 // 128, eval-mode dropout): layer norm decomposed into reductions and
 // elementwise generics, Conv1D as matmul plus bias, attention as
-// batch_matmul with a causal mask and linalg.softmax. Written by hand in that
-// form (torch-mlir is not a Debian package), with the Conv1D weights as
-// function arguments and the fused c_attn projection as its q, k and v thirds.
+// batch_matmul with a causal mask and linalg.softmax, the fused c_attn
+// projection split into q, k and v by slices (as aten.split lowers). Written
+// by hand in that form (torch-mlir is not a Debian package), with the Conv1D
+// weights as function arguments.
 //
 // Arguments: `stage.param` names a weight, `stage.dims` names the dimensions
-// stage-symbolize cannot tell apart (768 is both D and H*Dh in GPT-2).
+// stage-symbolize cannot tell apart (768 is both D and H*Dh in GPT-2, so
+// c_attn's 2304 is "3*H*Dh").
 //
 //   stage-opt gpt2-block.mlir --convert-linalg-to-stage \
 //     --stage-symbolize="B=8,S=128,D=768,H=12,Dh=64,F=3072" \
@@ -16,12 +18,8 @@ func.func @gpt2_block(
     %x: tensor<8x128x768xbf16> {stage.input = "x", stage.dims = ["B", "S", "D"]},
     %ln_1_weight: tensor<768xbf16> {stage.param = "ln_1.weight"},
     %ln_1_bias: tensor<768xbf16> {stage.param = "ln_1.bias"},
-    %attn_q_weight: tensor<768x768xbf16> {stage.param = "attn.q.weight", stage.dims = ["D", "H*Dh"]},
-    %attn_q_bias: tensor<768xbf16> {stage.param = "attn.q.bias", stage.dims = ["H*Dh"]},
-    %attn_k_weight: tensor<768x768xbf16> {stage.param = "attn.k.weight", stage.dims = ["D", "H*Dh"]},
-    %attn_k_bias: tensor<768xbf16> {stage.param = "attn.k.bias", stage.dims = ["H*Dh"]},
-    %attn_v_weight: tensor<768x768xbf16> {stage.param = "attn.v.weight", stage.dims = ["D", "H*Dh"]},
-    %attn_v_bias: tensor<768xbf16> {stage.param = "attn.v.bias", stage.dims = ["H*Dh"]},
+    %attn_c_attn_weight: tensor<768x2304xbf16> {stage.param = "attn.c_attn.weight", stage.dims = ["D", "3*H*Dh"]},
+    %attn_c_attn_bias: tensor<2304xbf16> {stage.param = "attn.c_attn.bias", stage.dims = ["3*H*Dh"]},
     %attn_c_proj_weight: tensor<768x768xbf16> {stage.param = "attn.c_proj.weight", stage.dims = ["H*Dh", "D"]},
     %attn_c_proj_bias: tensor<768xbf16> {stage.param = "attn.c_proj.bias", stage.dims = ["D"]},
     %ln_2_weight: tensor<768xbf16> {stage.param = "ln_2.weight"},
@@ -105,42 +103,23 @@ func.func @gpt2_block(
       linalg.yield %s : bf16
   } -> tensor<8x128x768xbf16>
   %v23 = tensor.collapse_shape %v22 [[0, 1], [2]] : tensor<8x128x768xbf16> into tensor<1024x768xbf16>
-  %e24 = tensor.empty() : tensor<1024x768xbf16>
-  %z25 = linalg.fill ins(%cst0 : bf16) outs(%e24 : tensor<1024x768xbf16>) -> tensor<1024x768xbf16>
-  // query projection (Conv1D: addmm)
-  %v26 = linalg.matmul ins(%v23, %attn_q_weight : tensor<1024x768xbf16>, tensor<768x768xbf16>) outs(%z25 : tensor<1024x768xbf16>) -> tensor<1024x768xbf16>
-  %e27 = tensor.empty() : tensor<1024x768xbf16>
+  %e24 = tensor.empty() : tensor<1024x2304xbf16>
+  %z25 = linalg.fill ins(%cst0 : bf16) outs(%e24 : tensor<1024x2304xbf16>) -> tensor<1024x2304xbf16>
+  // c_attn (Conv1D: addmm), then split into q, k, v
+  %v26 = linalg.matmul ins(%v23, %attn_c_attn_weight : tensor<1024x768xbf16>, tensor<768x2304xbf16>) outs(%z25 : tensor<1024x2304xbf16>) -> tensor<1024x2304xbf16>
+  %e27 = tensor.empty() : tensor<1024x2304xbf16>
   %v28 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-      ins(%v26, %attn_q_bias : tensor<1024x768xbf16>, tensor<768xbf16>) outs(%e27 : tensor<1024x768xbf16>) {
+      ins(%v26, %attn_c_attn_bias : tensor<1024x2304xbf16>, tensor<2304xbf16>) outs(%e27 : tensor<1024x2304xbf16>) {
     ^bb0(%a0: bf16, %a1: bf16, %out: bf16):
       %s = arith.addf %a0, %a1 : bf16
       linalg.yield %s : bf16
-  } -> tensor<1024x768xbf16>
-  %v29 = tensor.expand_shape %v28 [[0, 1], [2, 3]] output_shape [8, 128, 12, 64] : tensor<1024x768xbf16> into tensor<8x128x12x64xbf16>
-  %e30 = tensor.empty() : tensor<1024x768xbf16>
-  %z31 = linalg.fill ins(%cst0 : bf16) outs(%e30 : tensor<1024x768xbf16>) -> tensor<1024x768xbf16>
-  // key projection (Conv1D: addmm)
-  %v32 = linalg.matmul ins(%v23, %attn_k_weight : tensor<1024x768xbf16>, tensor<768x768xbf16>) outs(%z31 : tensor<1024x768xbf16>) -> tensor<1024x768xbf16>
-  %e33 = tensor.empty() : tensor<1024x768xbf16>
-  %v34 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-      ins(%v32, %attn_k_bias : tensor<1024x768xbf16>, tensor<768xbf16>) outs(%e33 : tensor<1024x768xbf16>) {
-    ^bb0(%a0: bf16, %a1: bf16, %out: bf16):
-      %s = arith.addf %a0, %a1 : bf16
-      linalg.yield %s : bf16
-  } -> tensor<1024x768xbf16>
-  %v35 = tensor.expand_shape %v34 [[0, 1], [2, 3]] output_shape [8, 128, 12, 64] : tensor<1024x768xbf16> into tensor<8x128x12x64xbf16>
-  %e36 = tensor.empty() : tensor<1024x768xbf16>
-  %z37 = linalg.fill ins(%cst0 : bf16) outs(%e36 : tensor<1024x768xbf16>) -> tensor<1024x768xbf16>
-  // value projection (Conv1D: addmm)
-  %v38 = linalg.matmul ins(%v23, %attn_v_weight : tensor<1024x768xbf16>, tensor<768x768xbf16>) outs(%z37 : tensor<1024x768xbf16>) -> tensor<1024x768xbf16>
-  %e39 = tensor.empty() : tensor<1024x768xbf16>
-  %v40 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-      ins(%v38, %attn_v_bias : tensor<1024x768xbf16>, tensor<768xbf16>) outs(%e39 : tensor<1024x768xbf16>) {
-    ^bb0(%a0: bf16, %a1: bf16, %out: bf16):
-      %s = arith.addf %a0, %a1 : bf16
-      linalg.yield %s : bf16
-  } -> tensor<1024x768xbf16>
-  %v41 = tensor.expand_shape %v40 [[0, 1], [2, 3]] output_shape [8, 128, 12, 64] : tensor<1024x768xbf16> into tensor<8x128x12x64xbf16>
+  } -> tensor<1024x2304xbf16>
+  %sq = tensor.extract_slice %v28[0, 0] [1024, 768] [1, 1] : tensor<1024x2304xbf16> to tensor<1024x768xbf16>
+  %sk = tensor.extract_slice %v28[0, 768] [1024, 768] [1, 1] : tensor<1024x2304xbf16> to tensor<1024x768xbf16>
+  %sv = tensor.extract_slice %v28[0, 1536] [1024, 768] [1, 1] : tensor<1024x2304xbf16> to tensor<1024x768xbf16>
+  %v29 = tensor.expand_shape %sq [[0, 1], [2, 3]] output_shape [8, 128, 12, 64] : tensor<1024x768xbf16> into tensor<8x128x12x64xbf16>
+  %v35 = tensor.expand_shape %sk [[0, 1], [2, 3]] output_shape [8, 128, 12, 64] : tensor<1024x768xbf16> into tensor<8x128x12x64xbf16>
+  %v41 = tensor.expand_shape %sv [[0, 1], [2, 3]] output_shape [8, 128, 12, 64] : tensor<1024x768xbf16> into tensor<8x128x12x64xbf16>
   %e42 = tensor.empty() : tensor<8x12x128x64xbf16>
   %v43 = linalg.transpose ins(%v29 : tensor<8x128x12x64xbf16>) outs(%e42 : tensor<8x12x128x64xbf16>) permutation = [0, 2, 1, 3]
   %e44 = tensor.empty() : tensor<8x12x64x128xbf16>

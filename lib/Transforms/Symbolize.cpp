@@ -41,11 +41,13 @@ constexpr llvm::StringLiteral kDimsAttr("stage.dims");
 /// One dimension of one tensor value.
 using Slot = std::pair<Value, unsigned>;
 
-/// `big` is the product (or, for a concat, the sum) of `parts`.
+/// `big` is `factor` times the product (or, for a concat, the sum) of
+/// `parts`.
 struct Relation {
   unsigned big;
   SmallVector<unsigned> parts;
   bool sum = false;
+  int64_t factor = 1;
 };
 
 class Symbolizer {
@@ -153,6 +155,16 @@ void Symbolizer::collect(Operation *op) {
       r.parts.push_back(slot(in, c.getDim()));
     relations.push_back(r);
   }
+  // A slice that is one of n equal parts (q, k or v of a fused projection)
+  // has 1/n of its input's extent.
+  if (auto sl = dyn_cast<SliceOp>(op)) {
+    int64_t whole = extent(slot(sl.getInput(), sl.getDim()));
+    int64_t part = extent(slot(sl.getResult(), sl.getDim()));
+    if (whole > 0 && part > 0 && whole % part == 0 && whole != part)
+      relations.push_back(Relation{slot(sl.getInput(), sl.getDim()),
+                                   {slot(sl.getResult(), sl.getDim())},
+                                   /*sum=*/false, whole / part});
+  }
   FailureOr<FactorModel> m = getFactorModel(op, /*replicateKV=*/false);
   if (failed(m))
     return;
@@ -224,7 +236,7 @@ bool Symbolizer::derive() {
   for (const Relation &r : relations) {
     std::optional<Expr> big = named(r.big);
     SmallVector<unsigned> open;
-    Expr known = r.sum ? Expr(0) : Expr(1);
+    Expr known = r.sum ? Expr(0) : Expr(r.factor);
     bool anyNamed = false;
     for (unsigned p : r.parts) {
       std::optional<Expr> e = named(p);
@@ -322,6 +334,10 @@ LogicalResult Symbolizer::run() {
   for (auto &[op, dims] : annotated)
     if (failed(seed(op, dims)))
       return failure();
+  // What follows from the annotations comes first: the third of a fused
+  // projection named "3*H*Dh" is H*Dh, even when its extent is D's.
+  while (derive()) {
+  }
   // Unique matches by value; the ambiguous wait for a relation to decide.
   std::map<int64_t, SmallVector<std::string>> byValue;
   for (auto &[name, value] : symbols)

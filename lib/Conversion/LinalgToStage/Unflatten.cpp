@@ -13,6 +13,8 @@
 
 #include "Unflatten.h"
 
+#include "SplitFused.h"
+
 #include "Stage/Dialect/Stage/IR/StageBuilder.h"
 #include "Stage/Transforms/Sharding.h"
 
@@ -22,11 +24,8 @@ using namespace mlir;
 using namespace mlir::stage;
 using sym::Expr;
 
-/// For each dimension of `to`, how many consecutive dimensions of `from`
-/// it merges (0 for a unit dimension `to` adds); none when `to` is not such
-/// a merge of `from`. Unit dimensions of `from` join a neighbouring group.
-static std::optional<SmallVector<unsigned>> mergeGroups(ArrayRef<Expr> from,
-                                                        ArrayRef<Expr> to) {
+std::optional<SmallVector<unsigned>>
+mlir::stage::mergeGroups(ArrayRef<Expr> from, ArrayRef<Expr> to) {
   const Expr one(1);
   SmallVector<unsigned> groups;
   unsigned i = 0;
@@ -329,6 +328,14 @@ void mlir::stage::unflattenRows(func::FuncOp fn) {
   bool changed = true;
   while (changed) {
     changed = false;
+    // A split erases ops after the one it starts from: rescan after each.
+    for (Operation &op : body)
+      if (splitPartitioned(&op, g, b)) {
+        changed = true;
+        break;
+      }
+    if (changed)
+      continue;
     for (Operation &op : llvm::make_early_inc_range(body)) {
       if (op.hasAttr(kPlanShardingAttrName))
         continue;

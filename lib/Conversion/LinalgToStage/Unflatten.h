@@ -4,6 +4,8 @@
 #ifndef STAGE_LIB_CONVERSION_LINALGTOSTAGE_UNFLATTEN_H
 #define STAGE_LIB_CONVERSION_LINALGTOSTAGE_UNFLATTEN_H
 
+#include "Stage/Support/SymExpr.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace mlir::stage {
@@ -11,6 +13,12 @@ namespace mlir::stage {
 /// Moves dimension-merging reshapes of a converted graph past the ops that
 /// treat the merged dimensions as independent rows, and folds reshape pairs.
 void unflattenRows(func::FuncOp fn);
+
+/// For each dimension of `to`, how many consecutive dimensions of `from`
+/// it merges (0 for a unit dimension `to` adds); none when `to` is not such
+/// a merge of `from`. Unit dimensions of `from` join a neighbouring group.
+std::optional<SmallVector<unsigned>> mergeGroups(ArrayRef<sym::Expr> from,
+                                                 ArrayRef<sym::Expr> to);
 
 } // namespace mlir::stage
 
