@@ -337,7 +337,10 @@ std::optional<Fold> Folder::check(const Run &r) {
 }
 
 /// The layers' common parameter name: the one dot-separated component that
-/// differs (the layer index) dropped, as in `h.3.attn.w` -> `h.attn.w`.
+/// differs is the layer index, dropped when the layers are 0, 1, ... as in
+/// `h.3.attn.w` -> `h.attn.w`, a range on the component before it otherwise
+/// (`h[3:6].attn.w`, as the HF importer names a partial stack). Any other
+/// difference keeps the first layer's name.
 std::string stackedName(ArrayRef<ParamOp> layers) {
   SmallVector<ParamOp> params(layers);
   SmallVector<SmallVector<StringRef>> parts;
@@ -345,6 +348,7 @@ std::string stackedName(ArrayRef<ParamOp> layers) {
     parts.emplace_back();
     q.getName().split(parts.back(), '.');
   }
+  std::string fallback = params[0].getName().str();
   std::optional<size_t> differing;
   for (size_t c = 0; c < parts[0].size(); ++c) {
     bool same = llvm::all_of(parts, [&](const SmallVector<StringRef> &n) {
@@ -352,14 +356,27 @@ std::string stackedName(ArrayRef<ParamOp> layers) {
     });
     if (same)
       continue;
-    if (differing || parts[0].size() < 2)
-      return params[0].getName().str();
+    if (differing)
+      return fallback;
     differing = c;
   }
   if (!differing)
-    return params[0].getName().str();
-  SmallVector<StringRef> kept(parts[0]);
+    return fallback;
+  int64_t first = 0;
+  for (auto [i, n] : llvm::enumerate(parts)) {
+    int64_t index;
+    if (n[*differing].getAsInteger(10, index) ||
+        (i == 0 ? (first = index, false) : index != first + int64_t(i)))
+      return fallback;
+  }
+  SmallVector<std::string> kept(parts[0].begin(), parts[0].end());
   kept.erase(kept.begin() + *differing);
+  if (first != 0) {
+    if (*differing == 0)
+      return fallback;
+    kept[*differing - 1] += "[" + std::to_string(first) + ":" +
+                            std::to_string(first + int64_t(parts.size())) + "]";
+  }
   return llvm::join(kept, ".");
 }
 

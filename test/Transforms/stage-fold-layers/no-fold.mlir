@@ -47,9 +47,12 @@ module attributes {stage.bindings = {B = 8, D = 64}} {
 // -----
 
 // The first layer's output is used after the run, so only the last two
-// layers fold, with that output as the initial value.
+// layers fold, with that output as the initial value; their weights are
+// the layer range 1:3.
 // CHECK-LABEL: func.func @escapes
+// CHECK:       stage.param "h.0.w"
 // CHECK:       %[[H1:.*]] = stage.ewise add
+// CHECK:       stage.param "h[1:3].w" : !stage.tensor<[L, D, D], bf16>
 // CHECK:       %[[OUT:.*]] = stage.repeat L carry(%{{.*}} = %[[H1]]
 // CHECK:       stage.ewise add %[[OUT]], %[[H1]]
 module attributes {stage.bindings = {B = 8, D = 64}} {

@@ -14,7 +14,7 @@ header = re.search(r"func\.func @\w+\((.*?)\) -> (tensor<[^>]*>) \{\n", text, re
 args, result = header.group(1), header.group(2)
 body = text[header.end():text.index("\n  return ")]
 ret = re.search(r"\n  return (%\w+)", text).group(1)
-resources = text[text.index("{-#"):]
+resources = text[text.index("{-#"):] if "{-#" in text else ""
 
 arg_lines = [a.strip() for a in args.strip().split(",\n")]
 inputs = [a for a in arg_lines if "stage.input" in a]
