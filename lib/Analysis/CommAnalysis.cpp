@@ -7,13 +7,38 @@
 using namespace mlir;
 using namespace mlir::stage;
 
+SmallVector<ImplicitCollective>
+mlir::stage::getImplicitCollectives(Operation *op) {
+  auto ce = dyn_cast<CrossEntropyOp>(op);
+  auto axes = ce ? ce->getAttrOfType<ArrayAttr>(kVocabParallelAttrName)
+                 : ArrayAttr();
+  if (!axes || axes.empty())
+    return {};
+  auto labels = cast<SymTensorType>(ce.getLabels().getType());
+  sym::Expr stat = labels.getNumElements() * sym::Expr(4);
+  return SmallVector<ImplicitCollective>(3, ImplicitCollective{axes, stat});
+}
+
+/// The product of the axes' sizes.
+static sym::Expr groupSize(ArrayAttr axes) {
+  sym::Expr n(1);
+  for (Attribute a : axes)
+    n *= sym::Expr::symbol(cast<StringAttr>(a).getValue().str());
+  return n;
+}
+
+/// What a ring all-reduce of `size` bytes among `n` ranks sends per rank.
+static sym::Expr allReduceSent(const sym::Expr &n, const sym::Expr &size) {
+  return sym::Expr(2) * (n - sym::Expr(1)).divExact(n) * size;
+}
+
 sym::Expr mlir::stage::getSentBytes(CollectiveOpInterface comm) {
   Operation *op = comm.getOperation();
   sym::Expr size = comm.getCommBytes();
   sym::Expr n = comm.getGroupSize();
   sym::Expr share = (n - sym::Expr(1)).divExact(n);
   if (isa<AllReduceOp>(op))
-    return sym::Expr(2) * share * size;
+    return allReduceSent(n, size);
   if (isa<ReduceScatterOp, AllToAllOp>(op))
     return share * size;
   if (isa<AllGatherOp>(op))
@@ -26,25 +51,34 @@ sym::Expr mlir::stage::getSentBytes(CollectiveOpInterface comm) {
 std::vector<CommVolume>
 mlir::stage::getCommVolumes(ArrayRef<Operation *> roots) {
   std::vector<CommVolume> out;
+  auto entry = [&](StringRef kind, ArrayAttr axes) -> CommVolume & {
+    CommVolume v;
+    v.kind = kind.str();
+    for (Attribute a : axes)
+      v.axes.push_back(cast<StringAttr>(a).getValue().str());
+    auto it = llvm::find_if(out, [&](const CommVolume &o) {
+      return o.kind == v.kind && o.axes == v.axes;
+    });
+    if (it != out.end())
+      return *it;
+    out.push_back(std::move(v));
+    return out.back();
+  };
   for (Operation *root : roots)
     walkWithCounts(root, [&](Operation *op, const sym::Expr &n) {
+      for (const ImplicitCollective &c : getImplicitCollectives(op)) {
+        CommVolume &v = entry("all_reduce", c.axes);
+        v.count += n;
+        v.messageBytes += n * c.bytes;
+        v.sentBytes += n * allReduceSent(groupSize(c.axes), c.bytes);
+      }
       auto comm = dyn_cast<CollectiveOpInterface>(op);
       if (!comm || isa<LocalSplitOp>(op))
         return;
-      CommVolume v;
-      v.kind = op->getName().stripDialect().str();
-      for (Attribute a : comm.getAxesAttr())
-        v.axes.push_back(cast<StringAttr>(a).getValue().str());
-      auto it = llvm::find_if(out, [&](const CommVolume &o) {
-        return o.kind == v.kind && o.axes == v.axes;
-      });
-      if (it == out.end()) {
-        out.push_back(std::move(v));
-        it = std::prev(out.end());
-      }
-      it->count += n;
-      it->messageBytes += n * comm.getCommBytes();
-      it->sentBytes += n * getSentBytes(comm);
+      CommVolume &v = entry(op->getName().stripDialect(), comm.getAxesAttr());
+      v.count += n;
+      v.messageBytes += n * comm.getCommBytes();
+      v.sentBytes += n * getSentBytes(comm);
     });
   return out;
 }

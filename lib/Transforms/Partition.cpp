@@ -4,6 +4,7 @@
 
 #include "ShardingRules.h"
 
+#include "Stage/Analysis/CommAnalysis.h"
 #include "Stage/Transforms/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -182,6 +183,14 @@ public:
 private:
   void partitionOp(Operation *op) {
     OpBuilder b(op);
+    // The softmax statistics of logits split along the vocabulary are
+    // all-reduced inside the op (docs/Sharding.md).
+    if (auto ce = dyn_cast<CrossEntropyOp>(op))
+      if (ShardingAttr s = getOperandSharding(op, 0); s && s.getRank())
+        if (AxisList axes = s.getDimAxes(s.getRank() - 1); !axes.empty())
+          op->setAttr(kVocabParallelAttrName,
+                      b.getStrArrayAttr(SmallVector<StringRef>(axes.begin(),
+                                                               axes.end())));
     for (OpOperand &use : op->getOpOperands()) {
       ShardingAttr need = getOperandSharding(op, use.getOperandNumber());
       ShardingAttr have = getSharding(use.get());

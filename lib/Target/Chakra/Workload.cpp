@@ -22,6 +22,7 @@
 
 #include "Workload.h"
 
+#include "Stage/Analysis/CommAnalysis.h"
 #include "Stage/Analysis/PipelineSchedule.h"
 #include "Stage/Dialect/Stage/IR/StageOps.h"
 #include "Stage/Transforms/Sharding.h"
@@ -105,6 +106,8 @@ private:
   LogicalResult emitComm(Operation *op);
   FailureOr<uint32_t> addComm(Operation *op, Deps deps, uint64_t bytes,
                               StringRef phaseName);
+  uint32_t addCollective(std::string name, int commType, ArrayAttr axes,
+                         Deps deps, uint64_t bytes);
   int groupOf(ArrayAttr axes);
   ChunkGradients planGradients(Block *chunk, MicrobatchesOp loop);
   LogicalResult gradientsReady(ArrayRef<unsigned> grads, ArrayRef<Deps> deps,
@@ -213,9 +216,35 @@ LogicalResult ClassBuilder::emitCompute(Operation *op, Cost cost) {
                                               double(*b)) * 1e6)));
   n.deps = deps;
   uint32_t id = addNode(std::move(n), op);
+  // Collectives within the op (a vocabulary-parallel cross-entropy's),
+  // after its kernel; its result waits for them.
+  for (const ImplicitCollective &c : getImplicitCollectives(op)) {
+    FailureOr<uint64_t> bytes = eval(op, c.bytes, "message size");
+    if (failed(bytes))
+      return failure();
+    id = addCollective((Twine(phase) + ":all_reduce").str(), AllReduce,
+                       c.axes, {id}, *bytes);
+  }
   for (Value r : op->getResults())
     env[r] = Produced{{id}, {}};
   return success();
+}
+
+uint32_t ClassBuilder::addCollective(std::string name, int commType,
+                                     ArrayAttr axes, Deps deps,
+                                     uint64_t bytes) {
+  TraceNode n;
+  n.kind = NodeKind::Collective;
+  n.name = std::move(name);
+  n.commType = commType;
+  n.group = groupOf(axes);
+  n.bytes = bytes;
+  n.deps = std::move(deps);
+  if (lastComm >= 0 && !llvm::is_contained(n.deps, uint32_t(lastComm)))
+    n.deps.push_back(uint32_t(lastComm));
+  uint32_t id = addNode(std::move(n), nullptr);
+  lastComm = id;
+  return id;
 }
 
 LogicalResult ClassBuilder::emitComm(Operation *op) {
@@ -238,11 +267,20 @@ LogicalResult ClassBuilder::emitComm(Operation *op) {
 
 FailureOr<uint32_t> ClassBuilder::addComm(Operation *op, Deps deps,
                                           uint64_t bytes, StringRef phaseName) {
-  TraceNode n;
-  n.name = (phaseName + ":" + op->getName().stripDialect()).str();
-  n.bytes = bytes;
+  std::string name = (phaseName + ":" + op->getName().stripDialect()).str();
   if (bytes == 0)
     return op->emitError("communicates 0 bytes");
+  if (!isa<SendOp, RecvOp>(op))
+    return addCollective(std::move(name),
+                         isa<AllReduceOp>(op)       ? AllReduce
+                         : isa<AllGatherOp>(op)     ? AllGather
+                         : isa<ReduceScatterOp>(op) ? ReduceScatter
+                                                    : AllToAll,
+                         cast<CollectiveOpInterface>(op).getAxesAttr(),
+                         std::move(deps), bytes);
+  TraceNode n;
+  n.name = std::move(name);
+  n.bytes = bytes;
   n.deps = std::move(deps);
   bool slot = !isa<RecvOp>(op);
   if (slot && lastComm >= 0 && !llvm::is_contained(n.deps, uint32_t(lastComm)))
@@ -251,20 +289,13 @@ FailureOr<uint32_t> ClassBuilder::addComm(Operation *op, Deps deps,
     n.kind = NodeKind::Send;
     n.shift = send.getShift();
     n.tag = int64_t(send.getChannel()) * microbatches + microbatch;
-  } else if (auto recv = dyn_cast<RecvOp>(op)) {
+  } else {
+    auto recv = cast<RecvOp>(op);
     n.kind = NodeKind::Recv;
     n.shift = recv.getShift();
     n.tag = int64_t(recv.getChannel()) * microbatches + microbatch;
-  } else {
-    n.kind = NodeKind::Collective;
-    n.group = groupOf(cast<CollectiveOpInterface>(op).getAxesAttr());
-    n.commType = isa<AllReduceOp>(op)       ? AllReduce
-                 : isa<AllGatherOp>(op)     ? AllGather
-                 : isa<ReduceScatterOp>(op) ? ReduceScatter
-                                            : AllToAll;
   }
-  if ((n.kind == NodeKind::Send || n.kind == NodeKind::Recv) &&
-      n.tag >= (int64_t(1) << 31))
+  if (n.tag >= (int64_t(1) << 31))
     return op->emitError("send/recv tag ") << n.tag << " does not fit in 31 bits";
   uint32_t id = addNode(std::move(n), op);
   if (slot)

@@ -65,3 +65,23 @@ module attributes {stage.bindings = {D = 64, F = 256, tp = 2, dp = 4}} {
     return
   }
 }
+
+// -----
+
+// Logits split along the vocabulary: the cross-entropy all-reduces its
+// softmax statistics over the vocabulary's axes, which it records; logits
+// whole along the vocabulary need nothing.
+module attributes {stage.bindings = {B = 8, S = 16, V = 64, tp = 2}} {
+  stage.grid @grid [tp]
+  // CHECK-LABEL: func.func @vocab_parallel_loss()
+  func.func @vocab_parallel_loss() {
+    %l = stage.input "logits" {stage.sharding = [#stage.sharding<[[], [], [tp]]>]} : !stage.tensor<[B, S, V], bf16>
+    %w = stage.input "whole" {stage.sharding = [#stage.sharding<[[], [], []]>]} : !stage.tensor<[B, S, V], bf16>
+    %y = stage.input "labels" {stage.sharding = [#stage.sharding<[[], []]>]} : !stage.tensor<[B, S], i32>
+    // CHECK: stage.cross_entropy %{{.*}}, %{{.*}} {stage.vocab_parallel = ["tp"]} : (!stage.tensor<[B, S, V/tp], bf16>
+    %0 = stage.cross_entropy %l, %y {stage.operand_sharding = [#stage.sharding<[[], [], [tp]]>, #stage.sharding<[[], []]>], stage.sharding = [#stage.sharding<[]>]} : (!stage.tensor<[B, S, V], bf16>, !stage.tensor<[B, S], i32>) -> !stage.tensor<[], f32>
+    // CHECK: stage.cross_entropy %{{.*}}, %{{.*}} : (!stage.tensor<[B, S, V], bf16>
+    %1 = stage.cross_entropy %w, %y {stage.operand_sharding = [#stage.sharding<[[], [], []]>, #stage.sharding<[[], []]>], stage.sharding = [#stage.sharding<[]>]} : (!stage.tensor<[B, S, V], bf16>, !stage.tensor<[B, S], i32>) -> !stage.tensor<[], f32>
+    return
+  }
+}

@@ -12,7 +12,9 @@ activations V   kept activations per layer = Korthikanti et al. 2022 (sec. 4)
 dp-allreduce    the data-parallel gradient all-reduce moves 2 bytes per local
                 parameter (bf16 gradients), exactly
 tp-sp           tensor + sequence parallelism: Megatron's per-layer
-                gathers and reduce-scatters of b*s*h, exactly
+                gathers and reduce-scatters of b*s*h, and the all-reduces
+                of the norms' gradients and of the vocabulary-parallel
+                cross-entropy's statistics, exactly
 in-flight S     stage 0 keeps the activations of pp (S=1f1b) or M
                 (S=gpipe) micro-batches at its peak, exactly
 ep-alltoall     expert parallelism: 4 all-to-alls of tokens * top-k * hidden
@@ -87,9 +89,11 @@ elif check == "tp-sp":
     expect("tp all-gather bytes", value("communication", "all_gather_tp"),
            M * (6 * L + 3) * act // t)
     # The norms' weight gradients, replicated over tp under SP: one
-    # all-reduce of 2 bytes per weight and iteration.
+    # all-reduce of 2 bytes per weight and iteration; and the vocabulary-
+    # parallel cross-entropy's three all-reduces of a 4-byte statistic per
+    # token (max, target logit, sum of exponentials) per micro-batch.
     expect("tp all-reduce bytes", value("communication", "all_reduce_tp"),
-           2 * (2 * L * b["D"] + b["D"]))
+           2 * (2 * L * b["D"] + b["D"]) + M * 3 * 4 * micro_batch() * b["S"])
 elif check == "ep-alltoall":
     L, M = b["L"], b.get("M", 1)
     tokens = micro_batch() * b["S"] // b.get("tp", 1)
