@@ -104,7 +104,7 @@ measure b-slice "$bin/stage-translate" "$work/b-step.mlir" --stage-to-chakra \
   --output-dir="$work/b-slice" --ranks=0:4096
 rm -rf "$work"/a-traces-* "$work/b-slice"; touch "$work/removed"
 
-a_wall=$(echo "$(field a-import wall) + $(field a-train wall) + $(field a-emit wall)" | bc -l)
+a_wall=$(echo "$(field a-import wall) + $(field a-train wall) + $(field a-emit wall)" | bc -l | xargs printf "%.2f")
 cat <<REPORT
 
 | measurement | value |
