@@ -12,7 +12,8 @@ mlir::stage::getImplicitCollectives(Operation *op) {
   auto ce = dyn_cast<CrossEntropyOp>(op);
   auto axes = ce ? ce->getAttrOfType<ArrayAttr>(kVocabParallelAttrName)
                  : ArrayAttr();
-  if (!axes || axes.empty())
+  if (!axes || axes.empty() ||
+      !llvm::all_of(axes, [](Attribute a) { return isa<StringAttr>(a); }))
     return {};
   auto labels = cast<SymTensorType>(ce.getLabels().getType());
   sym::Expr stat = labels.getNumElements() * sym::Expr(4);

@@ -219,6 +219,11 @@ LogicalResult ClassBuilder::emitCompute(Operation *op, Cost cost) {
   // Collectives within the op (a vocabulary-parallel cross-entropy's),
   // after its kernel; its result waits for them.
   for (const ImplicitCollective &c : getImplicitCollectives(op)) {
+    for (Attribute a : c.axes)
+      if (!llvm::is_contained(w.axes, cast<StringAttr>(a).getValue()))
+        return op->emitError("'")
+               << kVocabParallelAttrName << "' names axis " << a
+               << ", which the grid does not have";
     FailureOr<uint64_t> bytes = eval(op, c.bytes, "message size");
     if (failed(bytes))
       return failure();
