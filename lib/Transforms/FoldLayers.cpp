@@ -33,6 +33,8 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <optional>
+#include <queue>
+#include <set>
 
 namespace mlir::stage {
 #define GEN_PASS_DEF_STAGEFOLDLAYERS
@@ -104,30 +106,41 @@ struct Run {
   int64_t covered() const { return period * count; }
 };
 
-/// Every run of at least `minCount` equal consecutive segments (a maximal
-/// run and the shorter runs within it, for when the whole does not fold),
-/// the most ops covered first, then the shortest period.
-std::vector<Run> findRuns(ArrayRef<uint64_t> hashes, int64_t minCount) {
+/// The better run to try first: the most ops covered, then the shortest
+/// period, then the earliest.
+bool before(const Run &a, const Run &b) {
+  if (a.covered() != b.covered())
+    return a.covered() > b.covered();
+  if (a.period != b.period)
+    return a.period < b.period;
+  if (a.start != b.start)
+    return a.start < b.start;
+  return a.count > b.count;
+}
+
+/// Every maximal run of at least `minCount` equal consecutive segments that
+/// hold more than parameters.
+std::vector<Run> findRuns(ArrayRef<uint64_t> hashes, ArrayRef<bool> isParam,
+                          int64_t minCount) {
   int64_t n = hashes.size();
   RollingHash rh(hashes);
+  std::vector<int64_t> ops(n + 1, 0); // ops before position i, params aside
+  for (int64_t i = 0; i < n; ++i)
+    ops[i + 1] = ops[i] + (isParam[i] ? 0 : 1);
   std::vector<Run> runs;
   for (int64_t p = 2; p * minCount <= n; ++p)
     for (int64_t s = 0; s + p * minCount <= n; ++s) {
       uint64_t first = rh.of(s, p);
       if (s >= p && rh.of(s - p, p) == first)
         continue; // the tail of a run starting a period earlier
+      if (ops[s + p] == ops[s])
+        continue;
       int64_t k = 1;
       while (s + (k + 1) * p <= n && rh.of(s + k * p, p) == first)
         ++k;
-      for (int64_t c = k; c >= minCount; --c)
-        for (int64_t a = 0; a + c <= k; ++a)
-          runs.push_back({s + a * p, p, c});
+      if (k >= minCount)
+        runs.push_back({s, p, k});
     }
-  llvm::stable_sort(runs, [](const Run &a, const Run &b) {
-    if (a.covered() != b.covered())
-      return a.covered() > b.covered();
-    return a.period < b.period;
-  });
   return runs;
 }
 
@@ -189,16 +202,42 @@ private:
 
 std::optional<Fold> Folder::best(int64_t minCount) {
   SmallVector<uint64_t> hashes;
-  for (Operation *op : ops)
+  SmallVector<bool> isParam;
+  for (Operation *op : ops) {
     hashes.push_back(structureHash(op));
+    isParam.push_back(isa<ParamOp>(op));
+  }
+  // The maximal runs, best first; a run that does not fold gives way to
+  // its runs of one layer fewer (a layer at either end dropped), explored
+  // in the same order. Most checks fail at their first op; the bound keeps
+  // a long chain of identical small ops from taking long.
+  auto worse = [](const Run &a, const Run &b) { return before(b, a); };
+  std::priority_queue<Run, std::vector<Run>, decltype(worse)> queue(worse);
+  for (const Run &r : findRuns(hashes, isParam, minCount))
+    queue.push(r);
+  std::set<std::tuple<int64_t, int64_t, int64_t>> seen;
+  constexpr int64_t kMaxChecks = 4096;
   std::optional<Fold> chosen;
-  for (const Run &r : findRuns(hashes, minCount)) {
+  for (int64_t checks = 0; !queue.empty() && checks < kMaxChecks; ++checks) {
+    Run r = queue.top();
+    queue.pop();
+    if (!seen.insert({r.start, r.period, r.count}).second) {
+      --checks;
+      continue;
+    }
     if (chosen &&
         (r.covered() < chosen->run.covered() || r.period > chosen->run.period))
       break;
     std::optional<Fold> f = check(r);
-    if (f && (!chosen || f->carried.size() < chosen->carried.size()))
-      chosen = std::move(f);
+    if (f) {
+      if (!chosen || f->carried.size() < chosen->carried.size())
+        chosen = std::move(f);
+      continue;
+    }
+    if (r.count > minCount) {
+      queue.push({r.start, r.period, r.count - 1});
+      queue.push({r.start + r.period, r.period, r.count - 1});
+    }
   }
   return chosen;
 }
