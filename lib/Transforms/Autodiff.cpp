@@ -469,6 +469,16 @@ static LogicalResult trainProgram(Block &body, Operation *terminator,
     for (Operation &op : *fwd)
       substituteSymbols(&op, perMicrobatch);
 
+  // On an error the forward ops go back where they were (the terminator
+  // reads them) before the blocks are freed; the backward's ops only read
+  // values of the forward.
+  auto abandon = [&]() {
+    for (Operation *op : forwardOps)
+      op->moveBefore(terminator);
+    delete bwd;
+    delete fwd;
+  };
+
   MicrobatchDifferentiator diff(loc, *fwd, *bwd, nullptr, activity);
   // Seeds: each result of the program, each loss, and the gradients of sent
   // activations, which come back from the peer.
@@ -506,15 +516,13 @@ static LogicalResult trainProgram(Block &body, Operation *terminator,
   if (nSeeds == 0 && llvm::none_of(*fwd, [](Operation &op) {
         return isa<SendOp>(op);
       })) {
-    delete fwd;
-    delete bwd;
+    abandon();
     return terminator->emitError("nothing to differentiate: the program has "
                                  "no loss, result or sent activation that "
                                  "depends on a weight");
   }
   if (failed(diff.run())) {
-    delete fwd;
-    delete bwd;
+    abandon();
     return failure();
   }
 
