@@ -385,13 +385,14 @@ LogicalResult Pipeliner::run(ArrayRef<int64_t> userSizes) {
     YieldOp::create(c->builder, fn.getLoc());
   }
 
-  // The function now only holds the pipeline.
-  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(entry)))
-    if (&op != pipe.getOperation() && &op != ret)
-      op.erase();
+  // The function now only holds the pipeline. The old return goes first:
+  // it reads the ops erased after it.
   OpBuilder rb(ret);
-  func::ReturnOp::create(rb, ret->getLoc());
+  auto empty = func::ReturnOp::create(rb, ret->getLoc());
   ret->erase();
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(entry)))
+    if (&op != pipe.getOperation() && &op != empty.getOperation())
+      op.erase();
   fn.setFunctionType(FunctionType::get(fn.getContext(), {}, {}));
   return success();
 }
