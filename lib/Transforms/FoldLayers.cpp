@@ -34,7 +34,6 @@
 
 #include <optional>
 #include <queue>
-#include <set>
 
 namespace mlir::stage {
 #define GEN_PASS_DEF_STAGEFOLDLAYERS
@@ -215,16 +214,17 @@ std::optional<Fold> Folder::best(int64_t minCount) {
   std::priority_queue<Run, std::vector<Run>, decltype(worse)> queue(worse);
   for (const Run &r : findRuns(hashes, isParam, minCount))
     queue.push(r);
-  std::set<std::tuple<int64_t, int64_t, int64_t>> seen;
   constexpr int64_t kMaxChecks = 4096;
   std::optional<Fold> chosen;
-  for (int64_t checks = 0; !queue.empty() && checks < kMaxChecks; ++checks) {
+  std::optional<Run> previous;
+  for (int64_t checks = 0; !queue.empty() && checks < kMaxChecks;) {
     Run r = queue.top();
     queue.pop();
-    if (!seen.insert({r.start, r.period, r.count}).second) {
-      --checks;
+    // A run reached from both of its parents pops twice in a row.
+    if (previous && !before(*previous, r))
       continue;
-    }
+    previous = r;
+    ++checks;
     if (chosen &&
         (r.covered() < chosen->run.covered() || r.period > chosen->run.period))
       break;

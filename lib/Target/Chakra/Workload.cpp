@@ -46,6 +46,14 @@ using Deps = SmallVector<uint32_t, 4>;
 struct Produced {
   Deps deps;
   std::vector<Deps> slices;
+
+  /// What layer `slice` of `slices` waits for (-1: the whole value).
+  Deps &part(int64_t slice, int64_t slices) {
+    if (slice < 0)
+      return deps;
+    this->slices.resize(slices);
+    return this->slices[slice];
+  }
 };
 
 constexpr llvm::StringLiteral kRecomputeAttr("stage.recompute");
@@ -56,7 +64,6 @@ constexpr llvm::StringLiteral kRecomputeAttr("stage.recompute");
 struct ChunkGradients {
   MicrobatchesOp loop;
   SmallVector<SymTensorType> types; // per gradient
-  SmallVector<bool> stacked;        // per gradient: a layer stack
   /// Per gradient, the collectives that reduce it, in program order (each
   /// takes the previous one's result).
   std::vector<SmallVector<Operation *, 2>> reductions;
@@ -408,9 +415,8 @@ LogicalResult ClassBuilder::deliverWhole(Value v) {
   auto it = watch->grads.find(v);
   if (it == watch->grads.end() || !watch->delivered.insert(v).second)
     return success();
-  SmallVector<unsigned> grads(it->second.begin(), it->second.end());
-  SmallVector<Deps> deps(grads.size(), depsOf(v));
-  return gradientsReady(grads, deps, -1, 0);
+  SmallVector<Deps> deps(it->second.size(), depsOf(v));
+  return gradientsReady(it->second, deps, -1, 0);
 }
 
 LogicalResult ClassBuilder::addPiece(const Piece &p) {
@@ -452,15 +458,9 @@ LogicalResult ClassBuilder::flush(size_t index) {
   if (failed(id))
     return failure();
   ChunkGradients &c = *watch->chunk;
-  for (const Piece &p : b.pieces) {
-    Produced &out = env[c.reductions[p.grad][p.step]->getResult(0)];
-    if (p.slice < 0) {
-      out.deps = {*id};
-    } else {
-      out.slices.resize(p.slices);
-      out.slices[p.slice] = {*id};
-    }
-  }
+  for (const Piece &p : b.pieces)
+    env[c.reductions[p.grad][p.step]->getResult(0)].part(p.slice, p.slices) =
+        {*id};
   // The next collective of each piece's chain takes this one's result.
   for (const Piece &p : b.pieces)
     if (p.step + 1 < c.reductions[p.grad].size() &&
@@ -488,11 +488,12 @@ ChunkGradients ClassBuilder::planGradients(Block *chunk, MicrobatchesOp loop) {
   c.loop = loop;
   Operation *yield = loop.getBackwardBlock().getTerminator();
   DenseMap<Value, unsigned> reduces; // value -> the gradient it reduces
+  SmallVector<bool> stacked;         // per gradient: a layer stack
   for (auto [g, v] : llvm::enumerate(yield->getOperands())) {
     c.types.push_back(cast<SymTensorType>(v.getType()));
     auto rep = v.getDefiningOp<RepeatOp>();
-    c.stacked.push_back(rep && cast<OpResult>(v).getResultNumber() >=
-                                   rep.getNumCarried());
+    stacked.push_back(rep && cast<OpResult>(v).getResultNumber() >=
+                                 rep.getNumCarried());
     reduces[loop.getResult(g)] = g;
   }
   c.reductions.resize(c.types.size());
@@ -506,7 +507,7 @@ ChunkGradients ClassBuilder::planGradients(Block *chunk, MicrobatchesOp loop) {
     if (it == reduces.end())
       continue;
     unsigned g = it->second;
-    if (c.stacked[g] && !actsPerLayer(&op))
+    if (stacked[g] && !actsPerLayer(&op))
       continue;
     c.reductions[g].push_back(&op);
     reduces[op.getResult(0)] = g;
@@ -520,11 +521,7 @@ LogicalResult ClassBuilder::gradientsReady(ArrayRef<unsigned> grads,
   ChunkGradients &c = *watch->chunk;
   // What gradient g's running sum (its layer `slice`) waits for.
   auto sum = [&](unsigned g) -> Deps & {
-    Produced &p = env[c.loop.getResult(g)];
-    if (slice < 0)
-      return p.deps;
-    p.slices.resize(slices);
-    return p.slices[slice];
+    return env[c.loop.getResult(g)].part(slice, slices);
   };
   if (microbatch == 0) {
     for (auto [g, d] : llvm::zip(grads, deps))
