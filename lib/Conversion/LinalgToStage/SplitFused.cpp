@@ -140,10 +140,7 @@ static bool splitEwise(EwiseOp op, const Partition &p, GraphBuilder &g,
     SmallVector<Value> inputs;
     for (auto [in, d] : llvm::zip(op.getInputs(), dims))
       inputs.push_back(d < 0 ? in : sliceLike(g, in, d, s));
-    Operation *copy = b.clone(*op);
-    copy->setOperands(inputs);
-    copy->getResult(0).setType(GraphBuilder::typeOf(s.getResult()));
-    return copy->getResult(0);
+    return cloneOn(op, inputs, s.getResult().getType(), b);
   });
   return true;
 }
@@ -170,10 +167,7 @@ static bool splitEinsum(EinsumOp op, const Partition &p, GraphBuilder &g,
     b.setInsertionPoint(s);
     SmallVector<Value> inputs(op.getInputs());
     inputs[carrier] = sliceLike(g, inputs[carrier], position, s);
-    Operation *copy = b.clone(*op);
-    copy->setOperands(inputs);
-    copy->getResult(0).setType(GraphBuilder::typeOf(s.getResult()));
-    return copy->getResult(0);
+    return cloneOn(op, inputs, s.getResult().getType(), b);
   });
   return true;
 }

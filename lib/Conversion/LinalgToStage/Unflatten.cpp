@@ -53,6 +53,14 @@ mlir::stage::mergeGroups(ArrayRef<Expr> from, ArrayRef<Expr> to) {
   return groups;
 }
 
+Value mlir::stage::cloneOn(Operation *op, ValueRange inputs, Type type,
+                           OpBuilder &b) {
+  Operation *copy = b.clone(*op);
+  copy->setOperands(inputs);
+  copy->getResult(0).setType(type);
+  return copy->getResult(0);
+}
+
 namespace {
 /// A reshape that merges dimensions: its source and the group sizes.
 struct Merge {
@@ -115,13 +123,12 @@ static bool sinkThroughEwise(EwiseOp op, GraphBuilder &g, OpBuilder &b) {
     }
   }
   b.setInsertionPoint(op);
-  Operation *moved = b.clone(*op);
-  moved->setOperands(inputs);
-  moved->getResult(0).setType(
-      SymTensorType::get(op.getContext(), st.getDims(), rt.getElementType()));
+  Value moved = cloneOn(
+      op, inputs,
+      SymTensorType::get(op.getContext(), st.getDims(), rt.getElementType()),
+      b);
   g.setLoc(op.getLoc());
-  op.getResult().replaceAllUsesWith(
-      g.reshape(moved->getResult(0), rt.getDims()));
+  op.getResult().replaceAllUsesWith(g.reshape(moved, rt.getDims()));
   op.erase();
   return true;
 }

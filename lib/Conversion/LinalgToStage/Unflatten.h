@@ -14,6 +14,10 @@ namespace mlir::stage {
 /// treat the merged dimensions as independent rows, and folds reshape pairs.
 void unflattenRows(func::FuncOp fn);
 
+/// A copy of the one-result `op` at `b`'s insertion point on `inputs`, its
+/// result of type `type`.
+Value cloneOn(Operation *op, ValueRange inputs, Type type, OpBuilder &b);
+
 /// For each dimension of `to`, how many consecutive dimensions of `from`
 /// it merges (0 for a unit dimension `to` adds); none when `to` is not such
 /// a merge of `from`. Unit dimensions of `from` join a neighbouring group.
