@@ -20,14 +20,6 @@ mlir::stage::getImplicitCollectives(Operation *op) {
   return SmallVector<ImplicitCollective>(3, ImplicitCollective{axes, stat});
 }
 
-/// The product of the axes' sizes.
-static sym::Expr groupSize(ArrayAttr axes) {
-  sym::Expr n(1);
-  for (Attribute a : axes)
-    n *= sym::Expr::symbol(cast<StringAttr>(a).getValue().str());
-  return n;
-}
-
 /// What a ring all-reduce of `size` bytes among `n` ranks sends per rank.
 static sym::Expr allReduceSent(const sym::Expr &n, const sym::Expr &size) {
   return sym::Expr(2) * (n - sym::Expr(1)).divExact(n) * size;
@@ -71,7 +63,7 @@ mlir::stage::getCommVolumes(ArrayRef<Operation *> roots) {
         CommVolume &v = entry("all_reduce", c.axes);
         v.count += n;
         v.messageBytes += n * c.bytes;
-        v.sentBytes += n * allReduceSent(groupSize(c.axes), c.bytes);
+        v.sentBytes += n * allReduceSent(getGroupSize(c.axes), c.bytes);
       }
       auto comm = dyn_cast<CollectiveOpInterface>(op);
       if (!comm || isa<LocalSplitOp>(op))

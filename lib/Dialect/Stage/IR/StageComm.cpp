@@ -7,6 +7,13 @@
 using namespace mlir;
 using namespace mlir::stage;
 
+sym::Expr mlir::stage::getGroupSize(ArrayAttr axes) {
+  sym::Expr n(1);
+  for (Attribute a : axes)
+    n *= sym::Expr::symbol(cast<StringAttr>(a).getValue().str());
+  return n;
+}
+
 LogicalResult mlir::stage::verifyGridAxes(Operation *op,
                                           FlatSymbolRefAttr gridRef,
                                           ArrayAttr axes,

@@ -43,11 +43,7 @@ def Stage_CollectiveOpInterface : OpInterface<"CollectiveOpInterface"> {
     /// The product of the sizes of the op's axes, as an expression over the
     /// axis symbols.
     ::sym::Expr getGroupSize() {
-      ::sym::Expr n(1);
-      for (::mlir::Attribute a : $_op.getAxesAttr())
-        n *= ::sym::Expr::symbol(
-            ::llvm::cast<::mlir::StringAttr>(a).getValue().str());
-      return n;
+      return ::mlir::stage::getGroupSize($_op.getAxesAttr());
     }
   }];
 }

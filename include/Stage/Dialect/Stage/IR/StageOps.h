@@ -18,6 +18,11 @@
 
 #include <map>
 
+namespace mlir::stage {
+/// The size of the group over grid `axes`: the product of their symbols.
+sym::Expr getGroupSize(ArrayAttr axes);
+} // namespace mlir::stage
+
 #include "Stage/Dialect/Stage/IR/StageInterfaces.h.inc"
 
 namespace mlir::stage {
