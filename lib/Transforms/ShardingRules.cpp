@@ -84,9 +84,18 @@ Role ShardingRules::getRole(const sym::Expr &dim) const {
     }
   if (batch && seq)
     return Role::Tokens;
-  if (dim.terms().size() > 1 && first != Role::Layer)
+  if (dim.terms().size() > 1)
     return Role::None; // a sum (Dn + Dr) has no single role
   return first;
+}
+
+SmallVector<Role> ShardingRules::getRoles(SymTensorType t) const {
+  SmallVector<Role> roles;
+  for (unsigned d = 0; d < t.getRank(); ++d)
+    roles.push_back(d == 0 && layerCounts.count(t.getDim(0))
+                        ? Role::Layer
+                        : getRole(t.getDim(d)));
+  return roles;
 }
 
 SmallVector<std::string> ShardingRules::axesFor(Role r, bool tokenIds) const {
@@ -157,9 +166,7 @@ static int rolePriority(Role r) {
 
 ShardingAttr ShardingRules::getDesired(SymTensorType t, bool tokenIds) const {
   unsigned rank = t.getRank();
-  SmallVector<Role> roles;
-  for (unsigned d = 0; d < rank; ++d)
-    roles.push_back(getRole(t.getDim(d)));
+  SmallVector<Role> roles = getRoles(t);
   // Experts split only expert-major tensors (weights [E, ...], buffers
   // [E, C, D]); a router's [.., E] scores stay with the tokens.
   for (unsigned d = 0; d < rank; ++d)
@@ -209,8 +216,9 @@ ShardingRules::getZeroSharding(Location loc, SymTensorType t,
     n *= plan.degreeOf(a);
   if (n == 1)
     return s;
+  SmallVector<Role> roles = getRoles(t);
   for (unsigned d = 0; d < t.getRank(); ++d) {
-    if (getRole(t.getDim(d)) == Role::Layer)
+    if (roles[d] == Role::Layer)
       continue;
     sym::Result<sym::Rational> extent =
         t.getDim(d).divExact(s.getSplitFactor(d)).evaluateRational(plan.bindings);
@@ -243,6 +251,9 @@ double ShardingRules::getBytes(SymTensorType t) const {
 FailureOr<ShardingRules> ShardingRules::create(ModuleOp module,
                                                ParallelPlan plan) {
   ShardingRules rules(std::move(plan));
+  module.walk([&](RepeatOp rep) {
+    rules.layerCounts.insert(rep.getCount().getValue());
+  });
   int64_t tp = rules.plan.degreeOf("tp");
   auto kv = rules.plan.bindings.find("KV");
   if (tp > 1 && kv != rules.plan.bindings.end() && kv->second % tp != 0) {

@@ -15,6 +15,7 @@
 
 #include <map>
 #include <string>
+#include <unordered_set>
 
 namespace mlir::stage {
 
@@ -68,7 +69,10 @@ public:
   static FailureOr<ShardingRules> create(ModuleOp module, ParallelPlan plan);
 
   const ParallelPlan &getPlan() const { return plan; }
-  Role getRole(const sym::Expr &dim) const;
+  /// The role of each dimension of `t`. A leading dimension equal to the
+  /// count of a layer stack of the module is the layer dimension, whatever
+  /// its spelling (`L`, `L - Ld`, a pipeline stage's `16`).
+  SmallVector<Role> getRoles(SymTensorType t) const;
 
   /// The sharding a value of type `t` keeps. Token ids fed to the step
   /// (`tokenIds`) are not activations: sequence parallelism leaves them
@@ -90,9 +94,12 @@ public:
 
 private:
   explicit ShardingRules(ParallelPlan p) : plan(std::move(p)) {}
+  Role getRole(const sym::Expr &dim) const;
   SmallVector<std::string> axesFor(Role r, bool tokenIds) const;
 
   ParallelPlan plan;
+  /// The counts of the module's `stage.repeat` ops.
+  std::unordered_set<sym::Expr> layerCounts;
   bool replicateKV = false;
 };
 
