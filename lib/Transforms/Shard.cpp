@@ -327,6 +327,27 @@ LogicalResult Planner::planWithModel(Operation *op, const FactorModel &m) {
     for (unsigned j = 0; j < nResults; ++j)
       if (int f = factorOf(want[j], m.results[j], axis); f >= 0)
         candidates.push_back(f);
+    // A weight gradient is a partial sum over its data-parallel axes: each
+    // rank computes it from its own tokens, and the sum is reduced (ZeRO-2
+    // reduce-scatters it into the rank's shard). Such an axis stays on the
+    // tokens: it neither splits the gradient (which would move activations
+    // to the shards) nor leaves (which would gather every rank's tokens).
+    bool gradientOverData = false;
+    for (unsigned j = 0; j < nResults; ++j) {
+      Value r = op->getResult(j);
+      gradientOverData |=
+          gradients.contains(r) &&
+          llvm::is_contained(rules.getDataAxes(gradients.lookup(r)), axis);
+    }
+    auto sumsTokens = [&](int f) {
+      if (f < 0 || m.frozen.test(f) || !m.summable.test(f))
+        return false;
+      return llvm::none_of(m.results, [&](ArrayRef<int> res) {
+        return llvm::is_contained(res, f);
+      });
+    };
+    if (gradientOverData && llvm::any_of(candidates, sumsTokens))
+      llvm::erase_if(candidates, [&](int f) { return !sumsTokens(f); });
     double bestCost = 0;
     int best = -2;
     for (int f : candidates) {

@@ -168,11 +168,12 @@ ShardingAttr ShardingRules::getDesired(SymTensorType t, bool tokenIds) const {
   unsigned rank = t.getRank();
   SmallVector<Role> roles = getRoles(t);
   // Experts split only expert-major tensors (weights [E, ...], buffers
-  // [E, C, D]); a router's [.., E] scores stay with the tokens.
+  // [E, C, D]); a router's [.., E] scores and its [E] bias (DeepSeek-V3's
+  // score correction) stay with the tokens.
   for (unsigned d = 0; d < rank; ++d)
     if (roles[d] == Role::Experts) {
       bool leading = d == 0 || (d == 1 && roles[0] == Role::Layer);
-      if (!leading)
+      if (!leading || d + 1 == rank)
         roles[d] = Role::None;
     }
   SmallVector<SmallVector<std::string>> dims(rank);
