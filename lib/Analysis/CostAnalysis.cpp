@@ -40,15 +40,10 @@ PhaseCosts mlir::stage::getPhaseCosts(Operation *root) {
       return;
     Cost cost = c.getCost().scaled(n);
     Phase phase = getPhase(op);
-    // Forward work redone inside backward kernels counts as recomputation.
-    if (phase == Phase::Backward && !cost.recomputedFlops.isZero()) {
-      Cost redo{cost.recomputedFlops, sym::Expr(), sym::Expr(),
-                cost.recomputedFlops};
-      pc.of(Phase::Recompute) += redo;
-      pc.kernelRecomputeFlops += cost.recomputedFlops;
-      cost.contractionFlops -= cost.recomputedFlops;
-      cost.recomputedFlops = sym::Expr();
-    }
+    // The score matrix a flash-attention backward recomputes is part of
+    // that kernel's cost, whatever the recomputation policy.
+    if (phase == Phase::Backward)
+      pc.attentionKernelRecomputeFlops += cost.recomputedFlops;
     pc.of(phase) += cost;
   });
   return pc;

@@ -143,6 +143,9 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
           m.gradients += bytes;
         else
           m.weights += bytes;
+        if (kind == "weight")
+          m.parameters +=
+              cast<SymTensorType>(param.getType()).getNumElements();
       }
       ChunkMemory cm;
       MicrobatchesOp mb = getMicrobatches(chunk);
@@ -172,12 +175,15 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
         for (Value r : rep.getResults().drop_front(rep.getNumCarried()))
           if (fwdKept.contains(r))
             stacked += bytesOf(r);
-        sym::Expr perLayer = stacked.divExact(rep.getCount().getValue());
-        FailureOr<sym::Rational> a = bound(mb, perLayer, b, "kept per layer");
-        FailureOr<sym::Rational> c = bound(mb, cm.keptPerLayer, b, "kept per layer");
-        if (failed(a) || failed(c))
+        FailureOr<sym::Rational> all = bound(mb, stacked, b, "kept per layer");
+        FailureOr<sym::Rational> count =
+            bound(rep, rep.getCount().getValue(), b, "layer count");
+        if (failed(all) || failed(count))
           return failure();
-        if (*c < *a)
+        if (count->isZero())
+          continue;
+        sym::Rational perLayer = *all / *count;
+        if (cm.keptPerLayer < perLayer)
           cm.keptPerLayer = perLayer;
       }
       FailureOr<sym::Rational> f = ws.peak(fwd, fwdKept);

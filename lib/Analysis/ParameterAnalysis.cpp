@@ -21,6 +21,23 @@ ParamOp mlir::stage::getSourceParam(Value v) {
   }
 }
 
+/// A weight's identity: its name, and for a stage's share of a layer stack
+/// (its leading dimension is the count of one of the stage's repeats) the
+/// stage too.
+static std::string weightKey(ParamOp p) {
+  auto stage = p->getParentOfType<PipelineStageOp>();
+  auto t = cast<SymTensorType>(p.getType());
+  if (!stage || t.getRank() == 0)
+    return p.getName().str();
+  bool stacked = false;
+  stage.walk([&](RepeatOp rep) {
+    stacked |= rep.getCount().getValue() == t.getDim(0);
+  });
+  if (!stacked)
+    return p.getName().str();
+  return p.getName().str() + "@" + std::to_string(stage.getIndex());
+}
+
 FailureOr<ParameterCounts> mlir::stage::countParameters(Operation *fn) {
   ParameterCounts c;
   llvm::StringSet<> seen, inContraction;
@@ -33,11 +50,12 @@ FailureOr<ParameterCounts> mlir::stage::countParameters(Operation *fn) {
     if (auto einsum = dyn_cast<EinsumOp>(op))
       for (Value in : einsum.getInputs())
         if (ParamOp p = getSourceParam(in))
-          if (p.getKind() == "weight" && inContraction.insert(p.getName()).second)
+          if (p.getKind() == "weight" &&
+              inContraction.insert(weightKey(p)).second)
             c.inContractions +=
                 cast<SymTensorType>(p.getType()).getNumElements();
     auto p = dyn_cast<ParamOp>(op);
-    if (!p || p.getKind() != "weight" || !seen.insert(p.getName()).second)
+    if (!p || p.getKind() != "weight" || !seen.insert(weightKey(p)).second)
       return;
     sym::Expr n = cast<SymTensorType>(p.getType()).getNumElements();
     StringRef group = p.getGroup().value_or("");

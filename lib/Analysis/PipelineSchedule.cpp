@@ -79,9 +79,18 @@ mlir::stage::getStageSchedule(const ScheduleShape &s, int64_t p) {
 std::optional<Timeline> mlir::stage::simulateTimeline(const ScheduleShape &s,
                                                      double forward,
                                                      double backward) {
+  size_t chunks = size_t(s.stages * s.virtualStages);
+  std::vector<double> f(chunks, forward / double(s.virtualStages)),
+      b(chunks, backward / double(s.virtualStages));
+  return simulateTimeline(s, f, b);
+}
+
+std::optional<Timeline>
+mlir::stage::simulateTimeline(const ScheduleShape &s, ArrayRef<double> forward,
+                              ArrayRef<double> backward) {
   int64_t pp = s.stages, chunks = pp * s.virtualStages;
-  double fs = forward / double(s.virtualStages),
-         bs = backward / double(s.virtualStages);
+  if (int64_t(forward.size()) != chunks || int64_t(backward.size()) != chunks)
+    return std::nullopt;
   std::vector<std::vector<PipelineStep>> orders;
   for (int64_t p = 0; p < pp; ++p)
     orders.push_back(getStageSchedule(s, p));
@@ -112,7 +121,7 @@ std::optional<Timeline> mlir::stage::simulateTimeline(const ScheduleShape &s,
                               (st.chunk == chunks - 1 || need(false, st.chunk + 1)));
       if (!ok)
         continue;
-      double end = ready + (st.forward ? fs : bs);
+      double end = ready + (st.forward ? forward[st.chunk] : backward[st.chunk]);
       done[{st.forward, st.chunk, st.microbatch}] = end;
       timeline[p].push_back({st, ready, end});
       free[p] = end;

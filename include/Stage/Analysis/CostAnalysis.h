@@ -44,15 +44,16 @@ Phase getPhase(Operation *op);
 
 struct PhaseCosts {
   Cost phases[kNumPhases];
-  /// The part of the recompute phase done inside flash-attention backward
-  /// kernels (the score matrix), as opposed to re-run forward ops.
-  sym::Expr kernelRecomputeFlops;
+  /// The part of the backward phase that flash-attention backward kernels
+  /// spend recomputing the score matrix (the recompute phase holds only
+  /// what the recomputation policy re-runs).
+  sym::Expr attentionKernelRecomputeFlops;
   Cost &of(Phase p) { return phases[unsigned(p)]; }
   const Cost &of(Phase p) const { return phases[unsigned(p)]; }
 };
 
 /// Costs per phase; the score recomputation inside flash-attention backward
-/// kernels moves from backward to recompute.
+/// kernels stays in the backward, and is also counted on its own.
 PhaseCosts getPhaseCosts(Operation *root);
 
 } // namespace mlir::stage

@@ -24,8 +24,9 @@ namespace mlir::stage {
 struct ChunkMemory {
   /// Bytes one micro-batch keeps from its forward for its backward.
   sym::Expr keptPerMicrobatch;
-  /// Of which per layer of the chunk's largest layer stack (0 without one).
-  sym::Expr keptPerLayer;
+  /// Of which per layer of the layer stack keeping the most per layer (0
+  /// without one); bound, since a stack's count may be a sum (`L - Ld`).
+  sym::Rational keptPerLayer;
   /// The largest working set of a forward / backward step beyond what is
   /// kept, the states and the step's inputs.
   sym::Rational forwardTransient, backwardTransient;
@@ -34,6 +35,8 @@ struct ChunkMemory {
 struct StageMemory {
   int64_t stage = 0;
   sym::Expr weights, gradients, masterWeights, optimizerMoments;
+  /// The elements of the weights (`kind "weight"`) the rank holds.
+  sym::Expr parameters;
   sym::Expr modelStates() const {
     return weights + gradients + masterWeights + optimizerMoments;
   }

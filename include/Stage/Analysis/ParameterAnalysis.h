@@ -13,7 +13,9 @@ ParamOp getSourceParam(Value v);
 
 /// Parameter counts of a function, in elements. Every distinct weight
 /// (`kind "weight"`, by name) counts once with all its dimensions (the layer
-/// stack included).
+/// stack included). In a pipelined step each stage's share of a layer stack
+/// is a weight of its own (the same name, other layers); a weight outside
+/// the stacks that two stages hold (a tied embedding) counts once.
 struct ParameterCounts {
   sym::Expr total;
   sym::Expr embedding; // group "embedding": token and position tables, LM head

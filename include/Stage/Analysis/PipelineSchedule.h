@@ -49,9 +49,15 @@ struct TimedStep {
 using Timeline = std::vector<std::vector<TimedStep>>;
 
 /// The timeline when every stage runs its steps in order, a forward step of
-/// a chunk takes `forward / v` and a backward `backward / v`, and each step
-/// waits for its neighbour's step of the same micro-batch. None if the
-/// orders wait on each other (a schedule bug).
+/// chunk (virtual stage) `c` takes `forward[c]` and a backward `backward[c]`
+/// (each chunk its own: stages differ), and each step waits for its
+/// neighbour's step of the same micro-batch. None if the orders wait on
+/// each other (a schedule bug).
+std::optional<Timeline> simulateTimeline(const ScheduleShape &shape,
+                                         ArrayRef<double> forward,
+                                         ArrayRef<double> backward);
+/// The same with equal stages: a forward step of a chunk takes
+/// `forward / v` and a backward `backward / v`.
 std::optional<Timeline> simulateTimeline(const ScheduleShape &shape,
                                          double forward, double backward);
 

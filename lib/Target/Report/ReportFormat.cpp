@@ -64,19 +64,50 @@ static void printBindings(const Report &report, llvm::raw_ostream &os) {
   }
 }
 
+std::string mlir::stage::report::describeJob(const JobReport &job) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << job.gpus << " GPUs = ";
+  for (auto [i, axis] : llvm::enumerate(job.axes))
+    os << (i ? " x " : "") << axis.first << " " << axis.second;
+  os << " (grid axes outermost first: the innermost are adjacent ranks). "
+     << "Each pipeline stage runs on " << job.ranksPerStage << " of them; "
+     << "the per-rank tables show one rank of each stage.";
+  int64_t ep = job.degree("ep");
+  if (ep > 1)
+    os << " Expert parallelism is a grid axis of its own here; Megatron-LM "
+          "carves it out of the data-parallel group instead: in its terms this "
+          "plan has a data-parallel size of dp x ep = "
+       << job.degree("dp") * ep << " with an expert-model-parallel size of "
+       << ep << ".";
+  return s;
+}
+
+static void printTable(const Section &s, llvm::raw_ostream &os) {
+  os << "\n## " << s.title << "\n\n";
+  os << "| quantity | symbolic | value | |\n";
+  os << "|---|---|---:|---:|\n";
+  for (const Quantity &q : s.rows)
+    os << "| " << q.label << " | "
+       << (q.expr ? "`" + q.expr->str() + "`" : std::string()) << " | "
+       << exactValue(q.value) << " | " << humanReadable(q.value, q.unit)
+       << " |\n";
+}
+
 void mlir::stage::report::printMarkdown(const Report &report,
                                         llvm::raw_ostream &os) {
   for (const FunctionReport &f : report.functions) {
-    os << "# stage report: @" << f.name << "\n";
-    for (const Section &s : f.sections) {
-      os << "\n## " << s.title << "\n\n";
-      os << "| quantity | symbolic | value | |\n";
-      os << "|---|---|---:|---:|\n";
-      for (const Quantity &q : s.rows)
-        os << "| " << q.label << " | `" << (q.expr ? q.expr->str() : "") << "` | "
-           << exactValue(q.value) << " | " << humanReadable(q.value, q.unit)
-           << " |\n";
-    }
+    os << "# stage report: @" << f.name << " (" << f.scope << ")\n";
+    for (const Section &s : f.sections)
+      printTable(s, os);
+    os << "\n";
+  }
+  if (report.job) {
+    os << "# stage report: a training step on " << report.job->gpus
+       << " GPUs\n\n"
+       << describeJob(*report.job) << "\n";
+    for (const Section &s : report.totals)
+      printTable(s, os);
     os << "\n";
   }
   if (!report.stages.empty()) {
@@ -151,10 +182,23 @@ void mlir::stage::report::printJson(const Report &report,
       for (const FunctionReport &f : report.functions)
         j.object([&] {
           j.attribute("name", f.name);
+          j.attribute("scope", f.scope);
           for (const Section &s : f.sections)
             writeSection(j, s);
         });
     });
+    if (const std::optional<JobReport> &job = report.job)
+      j.attributeObject("job", [&] {
+        j.attribute("gpus", job->gpus);
+        j.attribute("ranks_per_stage", job->ranksPerStage);
+        j.attributeObject("grid", [&] {
+          for (const auto &[axis, d] : job->axes)
+            j.attribute(axis, d);
+        });
+        j.attribute("description", describeJob(*job));
+        for (const Section &s : report.totals)
+          writeSection(j, s);
+      });
     if (!report.stages.empty())
       j.attributeArray("stages", [&] {
         for (const StageReport &s : report.stages)
@@ -217,6 +261,8 @@ void mlir::stage::report::printCsv(const Report &report, llvm::raw_ostream &os) 
   for (const FunctionReport &f : report.functions)
     for (const Section &s : f.sections)
       rows("@" + f.name, s);
+  for (const Section &s : report.totals)
+    rows("job", s);
   for (const StageReport &st : report.stages)
     for (const Section &s : st.sections)
       rows("stage " + std::to_string(st.stage), s);

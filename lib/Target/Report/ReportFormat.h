@@ -21,6 +21,9 @@ void printHtml(const Report &report, llvm::raw_ostream &os);
 std::string humanReadable(const sym::Rational &v, llvm::StringRef unit);
 /// The exact decimal value (integers) or a 6-digit decimal (fractions).
 std::string exactValue(const sym::Rational &v);
+/// The GPUs of a step, its grid, and how its `ep` relates to Megatron-LM's
+/// data parallelism, in a sentence or three.
+std::string describeJob(const JobReport &job);
 /// The rows of the stage sections, in first-seen order across stages.
 std::vector<std::pair<std::string, std::string>>
 stageRowKeys(const Report &report, llvm::StringRef section);

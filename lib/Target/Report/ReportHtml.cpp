@@ -241,6 +241,12 @@ void mlir::stage::report::printHtml(const Report &report, llvm::raw_ostream &os)
     first = false;
   }
   os << "</p>\n";
+  if (report.job) {
+    os << "<h2>A training step on " << report.job->gpus << " GPUs</h2>\n<p>"
+       << escape(describeJob(*report.job)) << "</p>\n";
+    for (const Section &s : report.totals)
+      table(os, s);
+  }
   if (!report.stages.empty()) {
     if (const std::optional<PipelineReport> &p = report.pipeline)
       os << "<p>Schedule " << escape(p->schedule) << ", pp=" << p->stages << ", "
@@ -259,7 +265,7 @@ void mlir::stage::report::printHtml(const Report &report, llvm::raw_ostream &os)
       stageTable(os, report, proto);
   }
   for (const FunctionReport &f : report.functions) {
-    os << "<h2>@" << escape(f.name) << "</h2>\n";
+    os << "<h2>@" << escape(f.name) << " (" << escape(f.scope) << ")</h2>\n";
     for (const Section &s : f.sections)
       table(os, s);
   }

@@ -40,10 +40,54 @@ static FailureOr<Quantity> quantity(Operation *at, std::string key,
   return Quantity{std::move(key), std::move(label), std::move(unit), e, *v};
 }
 
+/// The parameter counts of `fn`; `whole` maps every parallel degree to 1,
+/// which turns a partitioned step's local shapes into the whole model's.
+static FailureOr<Section> parameterSection(func::FuncOp fn,
+                                           const sym::Bindings &b,
+                                           const sym::Substitution &whole,
+                                           std::string key, std::string title,
+                                           bool contractions) {
+  FailureOr<ParameterCounts> p = countParameters(fn);
+  if (failed(p))
+    return failure();
+  Section params{std::move(key), std::move(title), {}};
+  if (p->total.isZero())
+    return params;
+  struct Row {
+    const char *key, *label;
+    sym::Expr expr;
+    bool show;
+  } prows[] = {
+      {"total", "parameters", p->total, true},
+      {"embedding", "embedding parameters", p->embedding, true},
+      {"attention", "attention parameters", p->attention, true},
+      {"dense", "dense parameters", p->dense, true},
+      {"expert", "expert parameters", p->expert, p->hasExperts},
+      {"active_per_token", "active parameters per token", p->activePerToken,
+       p->hasExperts && p->knowsActive},
+      {"in_contractions", "parameters in contractions", p->inContractions,
+       contractions},
+  };
+  for (const Row &row : prows) {
+    if (!row.show)
+      continue;
+    sym::Result<sym::Expr> e = row.expr.substitute(whole);
+    if (!e)
+      return fn.emitError(row.label) << ": " << e.error();
+    FailureOr<Quantity> q = quantity(fn, row.key, row.label, "", *e, b);
+    if (failed(q))
+      return failure();
+    params.rows.push_back(*q);
+  }
+  return params;
+}
+
 static FailureOr<FunctionReport> buildFunction(func::FuncOp fn,
-                                               const sym::Bindings &b) {
+                                               const sym::Bindings &b,
+                                               bool partitioned) {
   FunctionReport r;
   r.name = fn.getSymName().str();
+  r.scope = partitioned ? "one rank (local shapes)" : "the whole model";
   Cost c = getTotalCost(fn);
   Section flops{"flops", "FLOPs", {}};
   Section bytes{"bytes", "Memory traffic", {}};
@@ -86,46 +130,24 @@ static FailureOr<FunctionReport> buildFunction(func::FuncOp fn,
           return failure();
         phases.rows.push_back(*q);
       }
+      if (p == Phase::Backward) {
+        FailureOr<Quantity> kernel = quantity(
+            fn, kAttentionKernelRecomputeKey, kAttentionKernelRecomputeLabel,
+            "FLOP", pc.attentionKernelRecomputeFlops, b);
+        if (failed(kernel))
+          return failure();
+        phases.rows.push_back(*kernel);
+      }
     }
-    FailureOr<Quantity> kernel =
-        quantity(fn, "kernel_recompute", "of which in flash-attention kernels",
-                 "FLOP", pc.kernelRecomputeFlops, b);
-    if (failed(kernel))
-      return failure();
-    phases.rows.push_back(*kernel);
     r.sections.push_back(std::move(phases));
   }
 
-  FailureOr<ParameterCounts> p = countParameters(fn);
-  if (failed(p))
+  FailureOr<Section> params =
+      parameterSection(fn, b, {}, "parameters", "Parameters", true);
+  if (failed(params))
     return failure();
-  if (!p->total.isZero()) {
-    Section params{"parameters", "Parameters", {}};
-    struct Row {
-      const char *key, *label;
-      sym::Expr expr;
-      bool show;
-    } prows[] = {
-        {"total", "parameters", p->total, true},
-        {"embedding", "embedding parameters", p->embedding, true},
-        {"attention", "attention parameters", p->attention, true},
-        {"dense", "dense parameters", p->dense, true},
-        {"expert", "expert parameters", p->expert, p->hasExperts},
-        {"active_per_token", "active parameters per token", p->activePerToken,
-         p->hasExperts && p->knowsActive},
-        {"in_contractions", "parameters in contractions", p->inContractions,
-         true},
-    };
-    for (const Row &row : prows) {
-      if (!row.show)
-        continue;
-      FailureOr<Quantity> q = quantity(fn, row.key, row.label, "", row.expr, b);
-      if (failed(q))
-        return failure();
-      params.rows.push_back(*q);
-    }
-    r.sections.push_back(std::move(params));
-  }
+  if (!params->rows.empty())
+    r.sections.push_back(std::move(*params));
   return r;
 }
 
@@ -137,6 +159,13 @@ static bool isTrainingStep(ModuleOp module, func::FuncOp fn) {
   return loop && getGrid(module);
 }
 
+const Section *Report::findTotal(StringRef k) const {
+  for (const Section &s : totals)
+    if (s.key == k)
+      return &s;
+  return nullptr;
+}
+
 FailureOr<Report> mlir::stage::report::buildReport(ModuleOp module,
                                                    const sym::Bindings &b,
                                                    const ReportRequest &request) {
@@ -145,18 +174,43 @@ FailureOr<Report> mlir::stage::report::buildReport(ModuleOp module,
   Report report;
   report.bindings = b;
   report.device = request.device;
+  GridOp grid = getGrid(module);
   func::FuncOp step;
   for (auto fn : module.getOps<func::FuncOp>()) {
-    FailureOr<FunctionReport> f = buildFunction(fn, b);
+    if (isTrainingStep(module, fn)) {
+      if (step)
+        return fn.emitError("the module has several training steps; the "
+                            "report covers one");
+      step = fn;
+      continue;
+    }
+    FailureOr<FunctionReport> f = buildFunction(fn, b, bool(grid));
     if (failed(f))
       return failure();
     report.functions.push_back(std::move(*f));
-    if (isTrainingStep(module, fn))
-      step = fn;
   }
-  if (report.functions.empty())
+  if (report.functions.empty() && !step)
     return module.emitError("the module has no function to report on");
   if (step) {
+    JobReport job;
+    for (const std::string &axis : grid.getAxisNames()) {
+      auto it = b.find(axis);
+      int64_t d = it == b.end() ? 1 : it->second;
+      job.axes.push_back({axis, d});
+      job.gpus *= d;
+    }
+    job.ranksPerStage = job.gpus / std::max<int64_t>(1, job.degree("pp"));
+    report.job = job;
+    // The whole model: every degree 1 turns local shapes into global ones.
+    sym::Substitution whole;
+    for (const auto &[axis, d] : job.axes)
+      whole[axis] = sym::Expr(1);
+    FailureOr<Section> model = parameterSection(
+        step, b, whole, "model", "The model (whole, not per rank)", false);
+    if (failed(model))
+      return failure();
+    if (!model->rows.empty())
+      report.totals.push_back(std::move(*model));
     // Time estimates need a roofline: H100 unless the request names one.
     DeviceModel device = request.device ? *request.device : *getDevicePreset("h100");
     if (failed(buildStageReports(step, b, device, report)))

@@ -14,6 +14,12 @@
 
 namespace mlir::stage::report {
 
+/// The backward's score recomputation inside flash-attention kernels: a
+/// row of the FLOPs sections, under the backward it is part of.
+constexpr const char *kAttentionKernelRecomputeKey = "attention_kernel_recompute";
+constexpr const char *kAttentionKernelRecomputeLabel =
+    "of which attention kernel recompute";
+
 /// One number of the report: bound, and symbolic where it has a formula
 /// (a schedule's peak or a roofline time has none).
 struct Quantity {
@@ -31,9 +37,27 @@ struct Section {
   const Quantity *find(StringRef key) const;
 };
 
+/// A function's totals. Before partitioning they are the whole model's; a
+/// partitioned program's are one rank's (local shapes).
 struct FunctionReport {
   std::string name;
+  std::string scope; // "the whole model", "one rank", ...
   std::vector<Section> sections;
+};
+
+/// The plan of a partitioned training step: its grid and GPUs.
+struct JobReport {
+  /// Grid axes, outermost first, with their degrees.
+  std::vector<std::pair<std::string, int64_t>> axes;
+  int64_t gpus = 1;
+  /// The GPUs that run each pipeline stage's program (gpus / pp).
+  int64_t ranksPerStage = 1;
+  int64_t degree(StringRef axis) const {
+    for (const auto &[a, d] : axes)
+      if (a == axis)
+        return d;
+    return 1;
+  }
 };
 
 /// One rank class: a pipeline stage (all its ranks hold the same shapes).
@@ -61,10 +85,17 @@ struct PipelineReport {
 struct Report {
   sym::Bindings bindings;
   std::optional<DeviceModel> device;
+  /// The functions that are not a partitioned training step.
   std::vector<FunctionReport> functions;
+  /// A partitioned training step: the plan; the whole model's parameters
+  /// and the whole job's FLOPs, traffic and time per iteration (`totals`);
+  /// one rank of each pipeline stage (`stages`); the pipeline.
+  std::optional<JobReport> job;
+  std::vector<Section> totals;
   std::vector<StageReport> stages;
   std::optional<PipelineReport> pipeline;
   std::vector<std::string> warnings;
+  const Section *findTotal(StringRef key) const;
 };
 
 struct ReportRequest {
@@ -73,8 +104,9 @@ struct ReportRequest {
 };
 
 /// Builds the report of `module` under `bindings`: per function its FLOPs,
-/// bytes and parameters; for a partitioned training step, per rank class
-/// its memory, FLOPs, communication and time, and the pipeline.
+/// bytes and parameters; for a partitioned training step, the plan, the
+/// whole model's parameters, the whole job's totals, per rank class its
+/// memory, FLOPs, communication and time, and the pipeline.
 FailureOr<Report> buildReport(ModuleOp module, const sym::Bindings &bindings,
                               const ReportRequest &request);
 

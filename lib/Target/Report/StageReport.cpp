@@ -83,10 +83,12 @@ std::string commKey(const CommVolume &v) {
 struct PhaseTimes {
   double compute[kNumPhases] = {};
   double comm[kNumPhases] = {};
+  double of(Phase p) const {
+    return compute[unsigned(p)] + comm[unsigned(p)];
+  }
 };
 
-FailureOr<PhaseTimes> phaseTimes(ArrayRef<Operation *> chunks,
-                                 const sym::Bindings &b,
+FailureOr<PhaseTimes> phaseTimes(Operation *chunk, const sym::Bindings &b,
                                  const DeviceModel &d) {
   PhaseTimes t;
   bool bad = false;
@@ -99,26 +101,44 @@ FailureOr<PhaseTimes> phaseTimes(ArrayRef<Operation *> chunks,
     }
     return v->toDouble();
   };
-  for (Operation *chunk : chunks)
-    walkWithCounts(chunk, [&](Operation *op, const sym::Expr &n) {
-      if (bad)
-        return;
-      unsigned phase = unsigned(getPhase(op));
-      double count = value(op, n);
-      if (auto comm = dyn_cast<CollectiveOpInterface>(op)) {
-        t.comm[phase] += count * value(op, getSentBytes(comm)) / d.linkBytes;
-        return;
-      }
-      if (auto c = dyn_cast<CostOpInterface>(op)) {
-        Cost cost = c.getCost();
-        t.compute[phase] +=
-            count * d.seconds(value(op, cost.contractionFlops),
-                              value(op, cost.otherFlops), value(op, cost.bytes));
-      }
-    });
+  walkWithCounts(chunk, [&](Operation *op, const sym::Expr &n) {
+    if (bad)
+      return;
+    unsigned phase = unsigned(getPhase(op));
+    double count = value(op, n);
+    if (auto comm = dyn_cast<CollectiveOpInterface>(op)) {
+      t.comm[phase] += count * value(op, getSentBytes(comm)) / d.linkBytes;
+      return;
+    }
+    if (auto c = dyn_cast<CostOpInterface>(op)) {
+      Cost cost = c.getCost();
+      t.compute[phase] +=
+          count * d.seconds(value(op, cost.contractionFlops),
+                            value(op, cost.otherFlops), value(op, cost.bytes));
+    }
+  });
   if (bad)
     return failure();
   return t;
+}
+
+/// The FLOPs rows of a set of phase costs: each phase, the backward's
+/// attention kernel recomputation, the total.
+void addFlopRows(SectionBuilder &f, const PhaseCosts &pc,
+                 const sym::Expr &scale) {
+  sym::Expr all, contraction;
+  for (unsigned i = 0; i < kNumPhases; ++i) {
+    Phase p = Phase(i);
+    f.add(getPhaseName(p), std::string(getPhaseName(p)) + " FLOPs", "FLOP",
+          scale * pc.of(p).flops());
+    if (p == Phase::Backward)
+      f.add(kAttentionKernelRecomputeKey, kAttentionKernelRecomputeLabel,
+            "FLOP", scale * pc.attentionKernelRecomputeFlops);
+    all += pc.of(p).flops();
+    contraction += pc.of(p).contractionFlops;
+  }
+  f.add("total", "total FLOPs", "FLOP", scale * all);
+  f.add("contraction", "of which in contractions", "FLOP", scale * contraction);
 }
 
 } // namespace
@@ -134,8 +154,21 @@ LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
   sym::Result<int64_t> M = step.microBatches.evaluate(b);
   if (!M)
     return fn.emitError("micro-batch count: ") << M.error();
+  const JobReport &job = *report.job;
+  // The ranks that run one stage's program: the product of the other axes
+  // (those of degree 1 split nothing and appear in no local shape).
+  sym::Expr ranksPerStage(1);
+  for (const auto &[axis, d] : job.axes)
+    if (axis != "pp" && d > 1)
+      ranksPerStage *= sym::Expr::symbol(axis);
 
-  double slowestForward = 0, slowestBackward = 0, slowestOptimizer = 0;
+  // Per virtual stage (chunk), the roofline time of one micro-batch's
+  // forward and backward step; per rank class, the optimizer phase.
+  int64_t chunks = step.stages * step.virtualStages;
+  std::vector<double> forwardStep(chunks, 0.0), backwardStep(chunks, 0.0);
+  double slowestOptimizer = 0;
+  PhaseCosts jobCosts;
+  std::vector<CommVolume> jobTraffic;
   for (auto [cls, mem] : llvm::zip(step.classes, *memory)) {
     StageReport sr;
     sr.stage = cls.stage;
@@ -148,11 +181,12 @@ LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
     m.add("master_weights", "fp32 master weights", "B", mem.masterWeights);
     m.add("optimizer_moments", "optimizer moments", "B", mem.optimizerMoments);
     m.add("model_states", "model states", "B", mem.modelStates());
-    sym::Expr perMicrobatch, perLayer;
-    sym::Rational fwdTransient(0), bwdTransient(0);
+    sym::Expr perMicrobatch;
+    sym::Rational perLayer(0), fwdTransient(0), bwdTransient(0);
     for (const ChunkMemory &c : mem.chunks) {
       perMicrobatch += c.keptPerMicrobatch;
-      perLayer = c.keptPerLayer.isZero() ? perLayer : c.keptPerLayer;
+      if (perLayer < c.keptPerLayer)
+        perLayer = c.keptPerLayer;
       if (fwdTransient < c.forwardTransient)
         fwdTransient = c.forwardTransient;
       if (bwdTransient < c.backwardTransient)
@@ -160,7 +194,8 @@ LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
     }
     m.add("activations_per_microbatch",
           "activations kept per micro-batch", "B", perMicrobatch);
-    m.add("activations_per_layer", "activations kept per layer", "B", perLayer);
+    m.addValue("activations_per_layer", "activations kept per layer", "B",
+               perLayer);
     m.addValue("in_flight", "micro-batches in flight at most", "",
                sym::Rational(mem.peakInFlight));
     m.addValue("peak_activations", "kept activations at most", "B",
@@ -172,53 +207,66 @@ LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
     m.addValue("optimizer_transient", "optimizer-phase working set", "B",
                mem.optimizerTransient);
     m.addValue("peak", "peak", "B", mem.peak);
+    m.add("parameters", "parameters held", "", mem.parameters);
 
-    SmallVector<Operation *> chunks(cls.chunks.begin(), cls.chunks.end());
+    SmallVector<Operation *> chunkOps(cls.chunks.begin(), cls.chunks.end());
     SectionBuilder f(fn, b, "flops", "FLOPs per rank and iteration");
     PhaseCosts total;
-    for (Operation *chunk : chunks) {
+    for (Operation *chunk : chunkOps) {
       PhaseCosts pc = getPhaseCosts(chunk);
       for (unsigned i = 0; i < kNumPhases; ++i)
         total.phases[i] += pc.phases[i];
+      total.attentionKernelRecomputeFlops += pc.attentionKernelRecomputeFlops;
     }
-    sym::Expr all;
-    for (unsigned i = 0; i < kNumPhases; ++i) {
-      f.add(getPhaseName(Phase(i)), std::string(getPhaseName(Phase(i))) + " FLOPs",
-            "FLOP", total.phases[i].flops());
-      all += total.phases[i].flops();
-    }
-    f.add("total", "total FLOPs", "FLOP", all);
+    addFlopRows(f, total, sym::Expr(1));
+    for (unsigned i = 0; i < kNumPhases; ++i)
+      jobCosts.phases[i] += total.phases[i].scaled(ranksPerStage);
+    jobCosts.attentionKernelRecomputeFlops +=
+        ranksPerStage * total.attentionKernelRecomputeFlops;
 
     SectionBuilder c(fn, b, "communication",
                      "Communication per rank and iteration (message bytes)");
     SectionBuilder s(fn, b, "traffic",
                      "Bytes sent per rank and iteration (ring algorithms)");
-    for (const CommVolume &v : getCommVolumes(chunks)) {
+    for (const CommVolume &v : getCommVolumes(chunkOps)) {
       c.add(commKey(v), commLabel(v), "B", v.messageBytes);
-      if (v.kind != "recv")
-        s.add(commKey(v), commLabel(v), "B", v.sentBytes);
+      if (v.kind == "recv")
+        continue;
+      s.add(commKey(v), commLabel(v), "B", v.sentBytes);
+      auto it = llvm::find_if(jobTraffic, [&](const CommVolume &o) {
+        return o.kind == v.kind && o.axes == v.axes;
+      });
+      if (it == jobTraffic.end()) {
+        jobTraffic.push_back(v);
+        jobTraffic.back().sentBytes = sym::Expr();
+        it = std::prev(jobTraffic.end());
+      }
+      it->sentBytes += ranksPerStage * v.sentBytes;
     }
 
-    FailureOr<PhaseTimes> t = phaseTimes(chunks, b, device);
-    if (failed(t))
-      return failure();
     SectionBuilder tm(fn, b, "time",
                       "Roofline time per rank and iteration (" + device.name + ")");
+    PhaseTimes stageTimes;
+    for (auto [op, id] : llvm::zip(chunkOps, cls.chunkIds)) {
+      FailureOr<PhaseTimes> t = phaseTimes(op, b, device);
+      if (failed(t))
+        return failure();
+      forwardStep[id] = t->of(Phase::Forward) / double(*M);
+      backwardStep[id] =
+          (t->of(Phase::Backward) + t->of(Phase::Recompute)) / double(*M);
+      for (unsigned i = 0; i < kNumPhases; ++i) {
+        stageTimes.compute[i] += t->compute[i];
+        stageTimes.comm[i] += t->comm[i];
+      }
+    }
     double computeAll = 0, commAll = 0;
     for (unsigned i = 0; i < kNumPhases; ++i) {
-      computeAll += t->compute[i];
-      commAll += t->comm[i];
+      computeAll += stageTimes.compute[i];
+      commAll += stageTimes.comm[i];
     }
     tm.addSeconds("compute", "compute", computeAll);
     tm.addSeconds("communication", "communication (not overlapped)", commAll);
-    auto phase = [&](Phase p) {
-      return t->compute[unsigned(p)] + t->comm[unsigned(p)];
-    };
-    slowestForward = std::max(slowestForward, phase(Phase::Forward) / double(*M));
-    slowestBackward =
-        std::max(slowestBackward,
-                 (phase(Phase::Backward) + phase(Phase::Recompute)) / double(*M));
-    slowestOptimizer = std::max(slowestOptimizer, phase(Phase::Optimizer));
+    slowestOptimizer = std::max(slowestOptimizer, stageTimes.of(Phase::Optimizer));
 
     for (SectionBuilder *sb : {&m, &f, &c, &s, &tm}) {
       FailureOr<Section> sec = sb->take();
@@ -229,8 +277,8 @@ LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
     report.stages.push_back(std::move(sr));
   }
 
-  // The pipeline: every stage runs its schedule with the slowest stage's
-  // step times; the optimizer phase follows.
+  // The pipeline: every stage runs its schedule with its own chunks' step
+  // times; the slowest optimizer phase follows.
   PipelineReport p;
   ScheduleShape shape{step.kind, step.stages, step.virtualStages, *M};
   p.schedule = stringifyScheduleKind(step.kind).str();
@@ -239,8 +287,7 @@ LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
   p.microBatches = *M;
   p.bubble = getBubbleFraction(shape);
   std::optional<Timeline> timeline =
-      simulateTimeline(shape, slowestForward * double(step.virtualStages),
-                       slowestBackward * double(step.virtualStages));
+      simulateTimeline(shape, forwardStep, backwardStep);
   if (!timeline)
     return fn.emitError("the schedule's orders wait on each other");
   double end = 0;
@@ -253,16 +300,54 @@ LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
     }
     p.timeline.push_back(std::move(steps));
   }
+  double iteration = end + slowestOptimizer;
   for (StageReport &sr : report.stages) {
     Section &time = sr.sections.back();
     SectionBuilder extra(fn, b, "", "");
-    extra.addSeconds("iteration", "iteration (schedule + optimizer)",
-                     end + slowestOptimizer);
+    extra.addSeconds("iteration", "iteration (schedule + optimizer)", iteration);
     FailureOr<Section> sec = extra.take();
     if (failed(sec))
       return failure();
     time.rows.push_back(sec->rows.front());
   }
   report.pipeline = std::move(p);
+
+  // The whole job: every rank of every stage.
+  std::string all = "the whole job (all " + std::to_string(job.gpus) + " GPUs)";
+  SectionBuilder jf(fn, b, "job_flops", "FLOPs per iteration, " + all);
+  addFlopRows(jf, jobCosts, sym::Expr(1));
+  SectionBuilder jt(fn, b, "job_traffic",
+                    "Bytes sent per iteration, " + all + ", ring algorithms");
+  sym::Expr sent;
+  for (const CommVolume &v : jobTraffic) {
+    jt.add(commKey(v), commLabel(v), "B", v.sentBytes);
+    sent += v.sentBytes;
+  }
+  jt.add("total", "total bytes sent", "B", sent);
+  SectionBuilder jtime(fn, b, "job_time",
+                       "Time per iteration, " + all + " (roofline, " +
+                           device.name + ")");
+  jtime.addSeconds("iteration", "iteration (schedule + optimizer)", iteration);
+  sym::Expr flops;
+  for (unsigned i = 0; i < kNumPhases; ++i)
+    flops += jobCosts.phases[i].flops();
+  sym::Result<sym::Rational> flopValue = flops.evaluateRational(b);
+  if (flopValue && iteration > 0)
+    jtime.addValue("flops_per_gpu", "FLOP/s per GPU (all FLOPs)", "FLOP/s",
+                   sym::Rational(int64_t(std::llround(
+                       flopValue->toDouble() / iteration / double(job.gpus)))));
+  if (b.count("B") && b.count("S") && iteration > 0) {
+    double tokens = double(b.at("B")) * double(b.at("S"));
+    jtime.addValue("tokens", "tokens per iteration (B S)", "tokens",
+                   sym::Rational(b.at("B") * b.at("S")));
+    jtime.addValue("tokens_per_second", "tokens per second", "tokens/s",
+                   sym::Rational(int64_t(std::llround(tokens / iteration))));
+  }
+  for (SectionBuilder *sb : {&jf, &jt, &jtime}) {
+    FailureOr<Section> sec = sb->take();
+    if (failed(sec))
+      return failure();
+    report.totals.push_back(std::move(*sec));
+  }
   return success();
 }

@@ -20,7 +20,7 @@ phases = report["functions"][0]["phases"]
 ours = (phases["forward_contraction"]["value"]
         + phases["backward_contraction"]["value"]
         + phases["recompute_contraction"]["value"]
-        - phases["kernel_recompute"]["value"])
+        - phases["attention_kernel_recompute"]["value"])
 B, s, l, h, V = b["B"], b["S"], b["L"], b["D"], b["V"]
 if recompute == "full":
     formula = 96 * B * s * l * h * h * (1 + Fraction(s, 6 * h) + Fraction(V, 16 * l * h))
