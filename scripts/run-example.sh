@@ -11,9 +11,33 @@ plan="${1:-$root/examples/plans/llama3-8b-8gpu.plan}"
 name="$(basename "$plan" .plan)"
 out="${2:-$root/out/$name}"
 
+# A plan file is KEY=VALUE lines (config, batch, seq, train, import) and
+# comments; it is read, not sourced, so that a misspelled key is an error
+# rather than a shell variable nobody reads.
 config="" batch=8 seq=0 train="" import=""
-# shellcheck disable=SC1090
-source "$plan"
+[[ -r "$plan" ]] || { echo "run-example: cannot read the plan $plan" >&2; exit 1; }
+lineno=0
+while IFS= read -r line || [[ -n "$line" ]]; do
+  lineno=$((lineno + 1))
+  [[ "$line" =~ ^[[:space:]]*(#.*)?$ ]] && continue
+  if [[ ! "$line" =~ ^([a-z]+)=(.*)$ ]]; then
+    echo "$plan:$lineno: error: expected KEY=VALUE, got: $line" >&2
+    exit 1
+  fi
+  key="${BASH_REMATCH[1]}" value="${BASH_REMATCH[2]}"
+  if [[ "$value" =~ ^\"(.*)\"$ ]]; then value="${BASH_REMATCH[1]}"; fi
+  case "$key" in
+    config) config="$value" ;;
+    batch) batch="$value" ;;
+    seq) seq="$value" ;;
+    train) train="$value" ;;
+    import) import="$value" ;;
+    *)
+      echo "$plan:$lineno: error: unknown key '$key'; the keys are config, batch, seq, train, import" >&2
+      exit 1 ;;
+  esac
+done < "$plan"
+[[ -n "$config" ]] || { echo "$plan: error: no config= line names the model" >&2; exit 1; }
 [[ "$config" = /* ]] || config="$root/$config"
 
 mkdir -p "$out"

@@ -3,8 +3,15 @@
 #include "Stage/Target/TargetOptions.h"
 
 #include "Stage/Analysis/Bindings.h"
+#include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
+#include "Stage/Dialect/Stage/IR/StageOps.h"
+
+#include "mlir/IR/AttrTypeSubElements.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include "llvm/Support/CommandLine.h"
+
+#include <set>
 
 using namespace mlir;
 using namespace mlir::stage;
@@ -26,13 +33,83 @@ static BindingOption &bindingOption() {
 
 void mlir::stage::registerBindingOption() { (void)bindingOption(); }
 
+/// The symbols that the shapes and counts of `module` use.
+static std::set<std::string> getUsedSymbols(ModuleOp module) {
+  std::set<std::string> used;
+  AttrTypeWalker walker;
+  walker.addWalk([&](SymTensorType t) {
+    for (const sym::Expr &d : t.getDims())
+      for (const std::string &s : d.symbols())
+        used.insert(s);
+  });
+  walker.addWalk([&](ExprAttr a) {
+    for (const std::string &s : a.getValue().symbols())
+      used.insert(s);
+  });
+  module->walk([&](Operation *op) {
+    walker.walk(op->getAttrDictionary());
+    for (Type t : op->getResultTypes())
+      walker.walk(t);
+    for (Region &r : op->getRegions())
+      for (Block &b : r)
+        for (BlockArgument a : b.getArguments())
+          walker.walk(a.getType());
+  });
+  return used;
+}
+
+/// A `--bind` must change what the step computes: it names a symbol that
+/// the step's shapes or counts use, and it leaves the plan's degrees as
+/// stage-train fixed them (the collectives, the stages and the replication
+/// of kv heads were chosen for them).
+static LogicalResult checkOverrides(ModuleOp module,
+                                    const sym::Bindings &overrides) {
+  FailureOr<sym::Bindings> compiled = getModuleBindings(module);
+  if (failed(compiled))
+    return failure();
+  SmallVector<std::string> axes;
+  for (GridOp grid : module.getOps<GridOp>())
+    axes = grid.getAxisNames();
+  std::set<std::string> used = getUsedSymbols(module);
+  for (const auto &[name, value] : overrides) {
+    auto was = compiled->find(name);
+    if (llvm::is_contained(axes, name)) {
+      if (was != compiled->end() && was->second == value)
+        continue;
+      return emitOptionError(module)
+             << "--bind: " << name << "=" << value
+             << " changes a parallel degree of the step, which was built for "
+             << name << "=" << (was == compiled->end() ? 1 : was->second)
+             << ": build the step again with --stage-train=\"" << name << "="
+             << value << " ...\"";
+    }
+    if (used.count(name))
+      continue;
+    InFlightDiagnostic diag = emitOptionError(module)
+                              << "--bind: the step does not use the symbol '"
+                              << name << "'";
+    if (was == compiled->end()) {
+      diag << "; its shapes use " << llvm::join(used, ", ");
+    } else if (name == "L" || name == "Ld") {
+      diag << ": its layers are split into pipeline stages of fixed sizes; "
+              "import the model with the layer count you want";
+    } else {
+      diag << ", so binding it changes nothing";
+    }
+    return diag;
+  }
+  return success();
+}
+
 FailureOr<sym::Bindings> mlir::stage::getEffectiveBindings(ModuleOp module) {
   sym::Bindings overrides;
   for (const std::string &text : bindingOption().bind) {
     std::string err = parseBindingList(text, overrides);
     if (!err.empty())
-      return module.emitError("--bind: ") << err;
+      return emitOptionError(module) << "--bind: " << err;
   }
+  if (!overrides.empty() && failed(checkOverrides(module, overrides)))
+    return failure();
   return getModuleBindings(module, overrides);
 }
 
@@ -93,8 +170,9 @@ mlir::stage::getDeviceModel(ModuleOp module, StringRef fallback) {
   if (!name.empty()) {
     d = getDevicePreset(name);
     if (!d)
-      return module.emitError("--device=")
-             << name << ": unknown device; presets: " << getDevicePresetNames();
+      return emitOptionError(module)
+             << "--device=" << name
+             << ": unknown device; presets: " << getDevicePresetNames();
   }
   struct Override {
     const llvm::cl::opt<std::string> &opt;
@@ -117,12 +195,14 @@ mlir::stage::getDeviceModel(ModuleOp module, StringRef fallback) {
                        ? std::nullopt
                        : std::optional<double>(v));
     if (!parsed)
-      return module.emitError("--")
-             << ov.opt.ArgStr << "=" << ov.opt << ": expected a positive "
+      return emitOptionError(module)
+             << "--" << ov.opt.ArgStr << "=" << ov.opt
+             << ": expected a positive "
              << (ov.size ? "size, as in 80GiB" : "number, as in 989e12");
     if (!d)
-      return module.emitError("--")
-             << ov.opt.ArgStr << " overrides a device: name one with --device";
+      return emitOptionError(module)
+             << "--" << ov.opt.ArgStr
+             << " overrides a device: name one with --device";
     (*d).*ov.field = *parsed;
   }
   return d;

@@ -15,6 +15,7 @@
 #include "Stage/Transforms/Passes.h"
 
 #include "FunctionInputs.h"
+#include "PlanSetup.h"
 
 #include "TypeRewriting.h"
 
@@ -22,6 +23,7 @@
 #include "Stage/Analysis/CostAnalysis.h"
 #include "Stage/Analysis/PipelineSchedule.h"
 #include "Stage/Dialect/Stage/IR/StageBuilder.h"
+#include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
 #include "Stage/Transforms/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -593,8 +595,12 @@ struct AutodiffPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    FailureOr<int64_t> m = resolveMicroBatches(module);
+    if (failed(m))
+      return signalPassFailure();
+    microBatchCount = *m;
     TrainingOptions opts;
-    opts.microBatches = microBatches;
+    opts.microBatches = microBatchCount;
     if (optimizer == "sgd")
       opts.optimizer = OptimizerKind::sgd;
     else if (optimizer == "adam")
@@ -602,19 +608,20 @@ struct AutodiffPass
     else if (optimizer == "adamw")
       opts.optimizer = OptimizerKind::adamw;
     else {
-      module.emitError("stage-autodiff: unknown optimizer '")
-          << optimizer << "'; expected sgd, adam or adamw";
+      emitOptionError(module) << "stage-autodiff: unknown optimizer '"
+                              << optimizer << "'; expected sgd, adam or adamw";
       return signalPassFailure();
     }
     if (precision != "mixed" && precision != "fp32") {
-      module.emitError("stage-autodiff: unknown precision '")
-          << precision << "'; expected mixed or fp32";
+      emitOptionError(module) << "stage-autodiff: unknown precision '"
+                              << precision << "'; expected mixed or fp32";
       return signalPassFailure();
     }
     opts.mixedPrecision = precision == "mixed";
-    if (microBatches < 1) {
-      module.emitError("stage-autodiff: micro-batches must be at least 1, got ")
-          << int64_t(microBatches);
+    if (microBatchCount < 1) {
+      emitOptionError(module)
+          << "stage-autodiff: micro-batches must be at least 1, got "
+          << microBatchCount;
       return signalPassFailure();
     }
     if (failed(checkMicroBatches(module)))
@@ -633,11 +640,10 @@ struct AutodiffPass
       // A pipelined program: every stage is trained on its own.
       if (auto pipe = getPipeline(fn)) {
         ScheduleShape shape{pipe.getSchedule(), pipe.getNumPhysicalStages(),
-                            int64_t(pipe.getVirtualStages()),
-                            int64_t(microBatches)};
+                            int64_t(pipe.getVirtualStages()), microBatchCount};
         if (std::string why = checkSchedule(shape); !why.empty()) {
           pipe.emitError("stage-autodiff: micro-batches=")
-              << int64_t(microBatches) << ": " << why;
+              << microBatchCount << ": " << why;
           return signalPassFailure();
         }
         for (PipelineStageOp st : getPipelineStages(pipe)) {
@@ -659,19 +665,53 @@ struct AutodiffPass
     }
   }
 
+  /// The micro-batch microBatchCount: `micro-batches`, or from Megatron-LM's
+  /// `micro-batch-size`, M = B / (size * dp * ep).
+  FailureOr<int64_t> resolveMicroBatches(ModuleOp module) {
+    if (microBatchSize == 0)
+      return int64_t(microBatches);
+    if (microBatchSize < 0)
+      return emitOptionError(module)
+             << "stage-autodiff: micro-batch-size=" << int64_t(microBatchSize)
+             << " is not positive";
+    FailureOr<sym::Bindings> b = getModuleBindings(module);
+    if (failed(b))
+      return failure();
+    auto batch = b->find("B");
+    if (batch == b->end())
+      return emitOptionError(module)
+             << "stage-autodiff: micro-batch-size needs the batch B bound";
+    FailureOr<int64_t> d = getRequestedDegree(module, "dp", dp);
+    FailureOr<int64_t> e = getRequestedDegree(module, "ep", ep);
+    if (failed(d) || failed(e))
+      return failure();
+    int64_t perMicrobatch = microBatchSize * *d * *e;
+    if (batch->second % perMicrobatch != 0)
+      return emitOptionError(module)
+             << "stage-autodiff: micro-batch-size=" << int64_t(microBatchSize)
+             << " does not divide the batch: B / (micro-batch-size * dp * ep) "
+                "= "
+             << batch->second << " / (" << int64_t(microBatchSize) << " * "
+             << *d << " * " << *e << ") is not an integer";
+    return batch->second / perMicrobatch;
+  }
+
+  /// The micro-batch microBatchCount of this run.
+  int64_t microBatchCount = 1;
+
   /// M must divide the batch: `B/M = 1536/7 is not an integer`.
   LogicalResult checkMicroBatches(ModuleOp module) {
     FailureOr<sym::Bindings> b = getModuleBindings(module);
     if (failed(b))
       return failure();
-    if (microBatches > 1) {
+    if (microBatchCount > 1) {
       auto it = b->find("B");
-      if (it != b->end() && it->second % microBatches != 0)
-        return module.emitError("stage-autodiff: micro-batches=")
-               << int64_t(microBatches) << " does not divide the batch: B/M = "
-               << it->second << "/" << int64_t(microBatches)
-               << " is not an integer";
-      (*b)["M"] = microBatches;
+      if (it != b->end() && it->second % microBatchCount != 0)
+        return emitOptionError(module)
+               << "stage-autodiff: micro-batches=" << microBatchCount
+               << " does not divide the batch: B/M = " << it->second << "/"
+               << microBatchCount << " is not an integer";
+      (*b)["M"] = microBatchCount;
       setModuleBindings(module, *b);
     }
     return success();

@@ -25,6 +25,7 @@
 #include "Stage/Transforms/Passes.h"
 
 #include "Stage/Analysis/Bindings.h"
+#include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
 #include "Stage/Transforms/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -526,7 +527,8 @@ struct FoldLayersPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (minLayers < 2) {
-      module.emitError("stage-fold-layers: min-layers must be at least 2, got ")
+      emitOptionError(module)
+          << "stage-fold-layers: min-layers must be at least 2, got "
           << int64_t(minLayers);
       return signalPassFailure();
     }

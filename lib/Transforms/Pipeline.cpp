@@ -411,33 +411,68 @@ struct PipelinePass : mlir::stage::impl::StagePipelineBase<PipelinePass> {
     else if (schedule == "interleaved")
       kind = ScheduleKind::interleaved;
     else {
-      module.emitError("stage-pipeline: unknown schedule '")
-          << schedule << "'; expected gpipe, 1f1b or interleaved";
+      emitOptionError(module)
+          << "stage-pipeline: unknown schedule '" << schedule
+          << "'; expected gpipe, 1f1b or interleaved";
       return signalPassFailure();
     }
     int64_t v = virtualStages;
-    if (v < 1) {
-      module.emitError("stage-pipeline: virtual-stages=")
-          << v << " is not positive";
+    if (v < 0) {
+      emitOptionError(module)
+          << "stage-pipeline: virtual-stages=" << v << " is not positive";
       return signalPassFailure();
     }
-    // The interleaved schedule without a chunk count: two chunks per rank.
-    if (kind == ScheduleKind::interleaved && v == 1)
-      v = 2;
-    if (kind != ScheduleKind::interleaved && v != 1) {
-      module.emitError("stage-pipeline: virtual-stages=")
-          << v << " needs schedule=interleaved";
+    if (kind == ScheduleKind::interleaved) {
+      // Without a chunk count: two chunks per rank, as Megatron-LM's
+      // examples use.
+      if (v == 0)
+        v = 2;
+      if (v == 1) {
+        emitOptionError(module)
+            << "stage-pipeline: virtual-stages=1 with schedule=interleaved: "
+               "one chunk per rank is the 1F1B schedule (schedule=1f1b); the "
+               "interleaved schedule needs virtual-stages=2 or more (2 when "
+               "not given)";
+        return signalPassFailure();
+      }
+    } else if (v > 1) {
+      emitOptionError(module) << "stage-pipeline: virtual-stages=" << v
+                              << " needs schedule=interleaved";
       return signalPassFailure();
+    } else {
+      v = 1;
     }
     PlanRequest req;
     req.degrees = {{"pp", pp}};
     req.order = order;
+    if (onlyIfSplit) {
+      // One 1F1B stage is the program as it is.
+      FailureOr<int64_t> stages = getRequestedDegree(module, "pp", pp);
+      if (failed(stages))
+        return signalPassFailure();
+      if (*stages == 1 && kind == ScheduleKind::one_f_one_b) {
+        if (!layersPerStage.empty()) {
+          emitOptionError(module)
+              << "stage-pipeline: layers-per-stage needs pp > 1: with pp=1 "
+                 "every layer is on the one stage";
+          return signalPassFailure();
+        }
+        return;
+      }
+    }
     FailureOr<ParallelPlan> plan = setUpPlan(module, req);
     if (failed(plan))
       return signalPassFailure();
     int64_t stages = plan->degreeOf("pp");
     if (kind == ScheduleKind::interleaved && stages < 2) {
-      module.emitError("stage-pipeline: the interleaved schedule needs pp >= 2");
+      emitOptionError(module)
+          << "stage-pipeline: the interleaved schedule needs pp >= 2";
+      return signalPassFailure();
+    }
+    if (stages == 1 && v == 1 && !layersPerStage.empty()) {
+      emitOptionError(module)
+          << "stage-pipeline: layers-per-stage needs pp > 1: with pp=1 every "
+             "layer is on the one stage";
       return signalPassFailure();
     }
     SmallVector<int64_t> sizes(layersPerStage.begin(), layersPerStage.end());

@@ -14,29 +14,48 @@ using namespace mlir::stage;
 
 static const char *const kKnownAxes[] = {"pp", "dp", "cp", "ep", "tp"};
 
+FailureOr<int64_t> mlir::stage::getRequestedDegree(ModuleOp module,
+                                                   StringRef axis,
+                                                   int64_t requested) {
+  if (requested < 0)
+    return emitOptionError(module)
+           << axis << "=" << requested << " is not a parallel degree";
+  if (requested > 0)
+    return requested;
+  FailureOr<sym::Bindings> bindings = getModuleBindings(module);
+  if (failed(bindings))
+    return failure();
+  auto it = bindings->find(axis.str());
+  return it == bindings->end() ? int64_t(1) : it->second;
+}
+
 FailureOr<ParallelPlan> mlir::stage::setUpPlan(ModuleOp module,
                                                const PlanRequest &req) {
   SmallVector<StringRef> parts;
   StringRef(req.order).split(parts, ',', -1, /*KeepEmpty=*/false);
-  SmallVector<std::string> axes;
+  SmallVector<std::string> listed;
   for (StringRef p : parts) {
     std::string a = p.trim().str();
     if (!llvm::is_contained(kKnownAxes, a))
-      return module.emitError("order: unknown axis '")
-             << a << "'; the axes are pp, dp, cp, ep, tp";
-    if (llvm::is_contained(axes, a))
-      return module.emitError("order: axis '") << a << "' appears twice";
-    axes.push_back(a);
+      return emitOptionError(module) << "order: unknown axis '" << a
+                                     << "'; the axes are pp, dp, cp, ep, tp";
+    if (llvm::is_contained(listed, a))
+      return emitOptionError(module)
+             << "order: axis '" << a << "' appears twice";
+    listed.push_back(a);
   }
-  for (const char *a : kKnownAxes)
-    if (!llvm::is_contained(axes, a))
-      return module.emitError("order: axis '")
-             << a << "' is missing; list all of pp, dp, cp, ep, tp";
+  // The listed axes fill their own places of the default order, in the
+  // order given; the others stay where they are.
+  SmallVector<std::string> axes(std::begin(kKnownAxes), std::end(kKnownAxes));
+  auto next = listed.begin();
+  for (std::string &a : axes)
+    if (llvm::is_contained(listed, a))
+      a = *next++;
 
   if (GridOp grid = getGrid(module)) {
     if (grid.getAxisNames() != axes)
-      return module.emitError("the module's grid has another axis order than "
-                              "order=")
+      return emitOptionError(module)
+             << "the module's grid has another axis order than order="
              << req.order;
   } else {
     OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
@@ -51,8 +70,8 @@ FailureOr<ParallelPlan> mlir::stage::setUpPlan(ModuleOp module,
   plan.axes = axes;
   for (const auto &[axis, requested] : req.degrees) {
     if (requested < 0)
-      return module.emitError(axis) << "=" << requested
-                                    << " is not a parallel degree";
+      return emitOptionError(module)
+             << axis << "=" << requested << " is not a parallel degree";
     int64_t d = requested;
     if (d == 0) {
       auto it = bindings->find(axis);
@@ -77,20 +96,20 @@ static LogicalResult applyRules(ModuleOp module, const llvm::json::Object &obj,
     for (const auto &[key, value] : *roles) {
       std::optional<Role> role = parseRole(key);
       if (!role)
-        return module.emitError(origin)
-               << ": unknown role '" << key.str()
+        return emitOptionError(module)
+               << origin << ": unknown role '" << key.str()
                << "'; roles are batch, tokens, seq, heads, kv_heads, ffn, "
                   "vocab, experts, layer, none";
       const llvm::json::Array *list = value.getAsArray();
       if (!list)
-        return module.emitError(origin)
-               << ": role '" << key.str() << "' must map to a list of axes";
+        return emitOptionError(module) << origin << ": role '" << key.str()
+                                       << "' must map to a list of axes";
       SmallVector<std::string> axes;
       for (const llvm::json::Value &a : *list) {
         std::optional<StringRef> s = a.getAsString();
         if (!s || !llvm::is_contained(kKnownAxes, *s))
-          return module.emitError(origin)
-                 << ": role '" << key.str()
+          return emitOptionError(module)
+                 << origin << ": role '" << key.str()
                  << "' names an axis that is not one of pp, dp, cp, ep, tp";
         axes.push_back(s->str());
       }
@@ -101,8 +120,8 @@ static LogicalResult applyRules(ModuleOp module, const llvm::json::Object &obj,
       std::optional<StringRef> s = value.getAsString();
       std::optional<Role> role = s ? parseRole(*s) : std::nullopt;
       if (!role)
-        return module.emitError(origin)
-               << ": symbol '" << key.str() << "' must map to a role name";
+        return emitOptionError(module) << origin << ": symbol '" << key.str()
+                                       << "' must map to a role name";
       plan.symbolRoles[key.str()] = *role;
     }
   return success();
@@ -138,13 +157,15 @@ LogicalResult mlir::stage::loadRules(ModuleOp module, StringRef path,
     return success();
   auto buf = llvm::MemoryBuffer::getFile(path);
   if (!buf)
-    return module.emitError("rules=") << path << ": cannot read the file";
+    return emitOptionError(module)
+           << "rules=" << path << ": cannot read the file";
   llvm::Expected<llvm::json::Value> parsed = llvm::json::parse((*buf)->getBuffer());
   if (!parsed)
-    return module.emitError("rules=")
-           << path << ": " << llvm::toString(parsed.takeError());
+    return emitOptionError(module)
+           << "rules=" << path << ": " << llvm::toString(parsed.takeError());
   const llvm::json::Object *obj = parsed->getAsObject();
   if (!obj)
-    return module.emitError("rules=") << path << ": expected a JSON object";
+    return emitOptionError(module)
+           << "rules=" << path << ": expected a JSON object";
   return applyRules(module, *obj, ("rules=" + path).str(), plan);
 }

@@ -5,6 +5,8 @@
 
 #include "ShardingRules.h"
 
+#include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
+
 namespace mlir::stage {
 
 struct PlanRequest {
@@ -16,8 +18,15 @@ struct PlanRequest {
 
 /// Creates the module's `stage.grid @grid` with the requested order (or
 /// checks an existing one against it), binds the degrees, and returns the
-/// plan with the module's bindings.
+/// plan with the module's bindings. The order may list only some axes: they
+/// take the places of those axes in the default order `pp, dp, cp, ep, tp`,
+/// in the order given, and the others keep theirs.
 FailureOr<ParallelPlan> setUpPlan(ModuleOp module, const PlanRequest &req);
+
+/// The degree of `axis` a pass option asks for: `requested`, or for 0 the
+/// module's binding (1 without one); negative is an error.
+FailureOr<int64_t> getRequestedDegree(ModuleOp module, StringRef axis,
+                                      int64_t requested);
 
 /// Applies the rule overrides of a JSON file (when `path` is set) and of the
 /// module's `stage.sharding_rules` attribute.

@@ -3,6 +3,7 @@
 #include "Stage/Transforms/Passes.h"
 
 #include "Stage/Analysis/CostAnalysis.h"
+#include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
 
 namespace mlir::stage {
 #define GEN_PASS_DEF_STAGERECOMPUTE
@@ -24,8 +25,8 @@ struct RecomputePass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (policy != "none" && policy != "selective" && policy != "full") {
-      module.emitError("stage-recompute: unknown policy '")
-          << policy << "'; expected none, selective or full";
+      emitOptionError(module) << "stage-recompute: unknown policy '" << policy
+                              << "'; expected none, selective or full";
       return signalPassFailure();
     }
     WalkResult trained = module.walk([](MicrobatchesOp op) {

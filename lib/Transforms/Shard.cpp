@@ -17,6 +17,7 @@
 
 #include "Stage/Analysis/Bindings.h"
 #include "Stage/Analysis/ParameterAnalysis.h"
+#include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
 #include "Stage/Transforms/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -707,17 +708,28 @@ LogicalResult Planner::planBlock(Block &block) {
 /// Every shape a rank holds must be whole: `H/tp = 32/3` names the plan's
 /// problem at the op that has it.
 static LogicalResult checkLocalShapes(ModuleOp module,
-                                      const sym::Bindings &b) {
+                                      const ShardingRules &rules) {
+  const sym::Bindings &b = rules.getPlan().bindings;
   auto check = [&](Operation *op, Type type, ShardingAttr s) -> LogicalResult {
     auto t = dyn_cast<SymTensorType>(type);
     if (!t || !s)
       return success();
     for (unsigned d = 0; d < t.getRank(); ++d) {
-      sym::Expr local = t.getDim(d).divExact(s.getSplitFactor(d));
-      if (failed(evaluateAt(op->getLoc(), local, b,
-                            "the plan splits dimension " + std::to_string(d) +
-                                " unevenly")))
-        return failure();
+      sym::Expr split = s.getSplitFactor(d);
+      sym::Result<int64_t> local = t.getDim(d).divExact(split).evaluate(b);
+      if (local)
+        continue;
+      InFlightDiagnostic diag = op->emitError()
+                                << "the plan splits dimension " << d
+                                << " unevenly: " << local.error();
+      // Megatron-LM pads the vocabulary to a multiple of 128 * tp.
+      sym::Result<int64_t> ways = split.evaluate(b);
+      if (ways && rules.getRoles(t)[d] == Role::Vocab)
+        diag.attachNote() << "pad the vocabulary when importing: "
+                             "--pad-vocab-to="
+                          << 128 * *ways
+                          << " (Megatron-LM pads it to a multiple of 128 * tp)";
+      return diag;
     }
     return success();
   };
@@ -751,16 +763,16 @@ struct ShardPass : mlir::stage::impl::StageShardBase<ShardPass> {
     plan->sequenceParallel = sp;
     plan->keepGathered = keepGathered;
     if (zero < 0 || zero > 3) {
-      module.emitError("stage-shard: zero=") << int64_t(zero)
-                                              << " is not a ZeRO stage (0-3)";
+      emitOptionError(module) << "stage-shard: zero=" << int64_t(zero)
+                              << " is not a ZeRO stage (0-3)";
       return signalPassFailure();
     }
     plan->zeroStage = zero;
     int64_t dataRanks = plan->degreeOf("dp") * plan->degreeOf("cp") *
                         plan->degreeOf("ep");
     if (zero > 0 && dataRanks == 1) {
-      module.emitError("stage-shard: zero=")
-          << int64_t(zero)
+      emitOptionError(module)
+          << "stage-shard: zero=" << int64_t(zero)
           << " needs data parallelism: dp (with cp and ep) is 1, so there is "
              "nothing to partition over";
       return signalPassFailure();
@@ -777,7 +789,7 @@ struct ShardPass : mlir::stage::impl::StageShardBase<ShardPass> {
           return signalPassFailure();
       planner.nextRound();
     }
-    if (failed(checkLocalShapes(module, plan->bindings)))
+    if (failed(checkLocalShapes(module, *r)))
       return signalPassFailure();
   }
 };

@@ -258,11 +258,21 @@ FailureOr<ShardingRules> ShardingRules::create(ModuleOp module,
   int64_t tp = rules.plan.degreeOf("tp");
   auto kv = rules.plan.bindings.find("KV");
   if (tp > 1 && kv != rules.plan.bindings.end() && kv->second % tp != 0) {
-    if (tp % kv->second != 0)
-      return module.emitError("KV/tp = ")
+    if (tp % kv->second != 0) {
+      // The error points at the first weight with kv heads.
+      Operation *at = module;
+      module.walk([&](ParamOp p) {
+        if (at != module.getOperation())
+          return;
+        for (const sym::Expr &d : cast<SymTensorType>(p.getType()).getDims())
+          if (rules.getRole(d) == Role::KVHeads)
+            at = p;
+      });
+      return at->emitError("KV/tp = ")
              << kv->second << "/" << tp
              << " is not an integer, and tp is no multiple of the kv heads "
                 "either: tp must divide KV or be a multiple of it";
+    }
     // Megatron: more tensor-parallel ranks than kv heads replicates them.
     rules.replicateKV = true;
   }

@@ -2,6 +2,8 @@
 
 #include "Stage/Transforms/Passes.h"
 
+#include "OptionString.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -29,7 +31,9 @@ struct TrainOptions : public PassPipelineOptions<TrainOptions> {
   Option<int64_t> ep{
       *this, "ep",
       llvm::cl::desc(
-          "Expert-parallel degree (0: the module's binding, else 1)"),
+          "Expert-parallel degree, a grid axis of its own: the GPUs are "
+          "pp*dp*cp*ep*tp (Megatron-LM carves ep out of its data-parallel "
+          "size, which is dp*ep here) (0: the module's binding, else 1)"),
       llvm::cl::init(0)};
   Option<int64_t> pp{
       *this, "pp",
@@ -45,24 +49,32 @@ struct TrainOptions : public PassPipelineOptions<TrainOptions> {
       llvm::cl::init(false)};
   Option<int64_t> zero{*this, "zero", llvm::cl::desc("ZeRO stage 0-3 (3 = FSDP)"),
                        llvm::cl::init(0)};
-  Option<std::string> order{*this, "order",
-                            llvm::cl::desc("Grid axes, outermost first"),
-                            llvm::cl::init("pp,dp,cp,ep,tp")};
+  Option<std::string> order{
+      *this, "order",
+      llvm::cl::desc("Grid axes, outermost first; the axes not listed keep "
+                     "their places (default pp,dp,cp,ep,tp)"),
+      llvm::cl::init("pp,dp,cp,ep,tp")};
   Option<std::string> rules{*this, "rules",
                             llvm::cl::desc("JSON file overriding the sharding rules")};
   // The pipeline.
   Option<std::string> schedule{*this, "schedule",
                                llvm::cl::desc("gpipe, 1f1b or interleaved"),
                                llvm::cl::init("1f1b")};
-  Option<int64_t> virtualStages{*this, "virtual-stages",
-                                llvm::cl::desc("Chunks per rank (interleaved)"),
-                                llvm::cl::init(1)};
+  Option<int64_t> virtualStages{
+      *this, "virtual-stages",
+      llvm::cl::desc("Chunks per rank (interleaved; 2 when not given)"),
+      llvm::cl::init(0)};
   ListOption<int64_t> layersPerStage{*this, "layers-per-stage",
                                      llvm::cl::desc("Layers of each stage")};
   // The step.
   Option<int64_t> microBatches{*this, "micro-batches",
                                llvm::cl::desc("Micro-batches per iteration"),
                                llvm::cl::init(1)};
+  Option<int64_t> microBatchSize{
+      *this, "micro-batch-size",
+      llvm::cl::desc("Sequences per micro-batch and data-parallel rank "
+                     "(Megatron-LM's): micro-batches = B / (size * dp * ep)"),
+      llvm::cl::init(0)};
   Option<std::string> optimizer{*this, "optimizer",
                                 llvm::cl::desc("sgd, adam or adamw"),
                                 llvm::cl::init("adamw")};
@@ -74,9 +86,18 @@ struct TrainOptions : public PassPipelineOptions<TrainOptions> {
                                 llvm::cl::init("none")};
 };
 
-void buildTrainPipeline(OpPassManager &pm, const TrainOptions &o) {
-  if (o.pp > 1 || o.schedule != "1f1b" || o.virtualStages > 1) {
+LogicalResult
+buildTrainPipeline(OpPassManager &pm, const TrainOptions &o,
+                   function_ref<LogicalResult(const Twine &)> errorHandler) {
+  if (o.microBatches.hasValue() && o.microBatchSize.hasValue())
+    return errorHandler("stage-train: give micro-batches or micro-batch-size, "
+                        "not both");
+  // A pipeline unless pp is 1: pp=0 takes the module's binding, which the
+  // pass reads; the pass also rejects pipeline options that pp=1 ignores.
+  if (o.pp != 1 || o.schedule != "1f1b" || o.virtualStages != 0 ||
+      !o.layersPerStage.empty()) {
     StagePipelineOptions p;
+    p.onlyIfSplit = true;
     p.pp = o.pp;
     p.schedule = o.schedule;
     p.virtualStages = o.virtualStages;
@@ -89,6 +110,9 @@ void buildTrainPipeline(OpPassManager &pm, const TrainOptions &o) {
   pm.addPass(createStageRecompute(r));
   StageAutodiffOptions a;
   a.microBatches = o.microBatches;
+  a.microBatchSize = o.microBatchSize;
+  a.dp = o.dp;
+  a.ep = o.ep;
   a.optimizer = o.optimizer;
   a.precision = o.precision;
   pm.addPass(createStageAutodiff(a));
@@ -105,15 +129,27 @@ void buildTrainPipeline(OpPassManager &pm, const TrainOptions &o) {
   s.rules = o.rules;
   pm.addPass(createStageShard(s));
   pm.addPass(createStagePartition());
+  return success();
 }
 } // namespace
 
 void mlir::stage::registerStagePipelines() {
-  PassPipelineRegistration<TrainOptions>(
+  registerPassPipeline(
       "stage-train",
       "A forward graph to the SPMD program of one training iteration: "
       "stage-pipeline (pp > 1), stage-recompute, stage-autodiff, stage-shard, "
       "stage-partition",
-      buildTrainPipeline);
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        if (failed(checkOptionString("stage-train", text, errorHandler)))
+          return failure();
+        TrainOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        return buildTrainPipeline(pm, options, errorHandler);
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
+        optHandler(TrainOptions());
+      });
   registerSymbolizePipeline();
 }

@@ -30,6 +30,15 @@ def StageAutodiff : Pass<"stage-autodiff", "::mlir::ModuleOp"> {
   let options = [
     Option<"microBatches", "micro-batches", "int64_t", "1",
            "Micro-batches per iteration (M); must divide the batch B">,
+    Option<"microBatchSize", "micro-batch-size", "int64_t", "0",
+           "Sequences per micro-batch and data-parallel rank, as Megatron-LM "
+           "counts them: M = B / (size * dp * ep) (0: use micro-batches)">,
+    Option<"dp", "dp", "int64_t", "0",
+           "With micro-batch-size: the data-parallel degree (0: the module's "
+           "binding, else 1)">,
+    Option<"ep", "ep", "int64_t", "0",
+           "With micro-batch-size: the expert-parallel degree, which also "
+           "splits the batch (0: the module's binding, else 1)">,
     Option<"optimizer", "optimizer", "std::string", "\"adamw\"",
            "sgd, adam or adamw">,
     Option<"precision", "precision", "std::string", "\"mixed\"",
@@ -84,12 +93,16 @@ def StagePipeline : Pass<"stage-pipeline", "::mlir::ModuleOp"> {
            "Pipeline stages (0: the module's binding, else 1)">,
     Option<"schedule", "schedule", "std::string", "\"1f1b\"",
            "gpipe, 1f1b or interleaved">,
-    Option<"virtualStages", "virtual-stages", "int64_t", "1",
-           "Model chunks per rank for the interleaved schedule (default 2)">,
+    Option<"virtualStages", "virtual-stages", "int64_t", "0",
+           "Model chunks per rank for the interleaved schedule, at least 2 "
+           "(0: 2 for the interleaved schedule, else 1)">,
     ListOption<"layersPerStage", "layers-per-stage", "int64_t",
                "Layers of each (virtual) stage, in order">,
+    Option<"onlyIfSplit", "only-if-split", "bool", "false",
+           "Leave the program as it is when the plan is one 1F1B stage "
+           "(stage-train: pp may come from the module's bindings)">,
     Option<"order", "order", "std::string", "\"pp,dp,cp,ep,tp\"",
-           "Grid axes, outermost first">,
+           "Grid axes, outermost first; the axes not listed keep their places">,
   ];
 }
 
@@ -127,7 +140,9 @@ def StageShard : Pass<"stage-shard", "::mlir::ModuleOp"> {
     Option<"cp", "cp", "int64_t", "0",
            "Context-parallel degree (0: the module's binding, else 1)">,
     Option<"ep", "ep", "int64_t", "0",
-           "Expert-parallel degree (0: the module's binding, else 1)">,
+           "Expert-parallel degree, a grid axis of its own (Megatron-LM "
+           "carves it out of its data-parallel size, dp*ep here) (0: the "
+           "module's binding, else 1)">,
     Option<"pp", "pp", "int64_t", "0",
            "Pipeline-parallel degree, for the grid (0: the module's binding, else 1)">,
     Option<"sp", "sp", "bool", "true",
@@ -137,7 +152,8 @@ def StageShard : Pass<"stage-shard", "::mlir::ModuleOp"> {
            "of gathering it again (memory for communication)">,
     Option<"zero", "zero", "int64_t", "0", "ZeRO stage: 0, 1, 2 or 3 (= FSDP)">,
     Option<"order", "order", "std::string", "\"pp,dp,cp,ep,tp\"",
-           "Grid axes, outermost first (defines the rank numbering)">,
+           "Grid axes, outermost first (defines the rank numbering); the "
+           "axes not listed keep their places">,
     Option<"rules", "rules", "std::string", "\"\"",
            "JSON file overriding the logical-axis rules">,
   ];

@@ -10,8 +10,11 @@
 #include "WorkloadCheck.h"
 
 #include "Stage/Analysis/DeviceModel.h"
+#include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
 #include "Stage/Dialect/Stage/IR/StageOps.h"
 #include "Stage/Target/TargetOptions.h"
+
+#include "llvm/ADT/StringExtras.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
@@ -69,6 +72,29 @@ static LogicalResult parseRanks(Location loc, StringRef text, int64_t &first,
   return success();
 }
 
+/// One rank per GPU: `8 GPUs = pp=2 x dp=2 x tp=2 (ranks numbered with tp
+/// fastest)`, with how stage's ep relates to Megatron-LM's data parallelism.
+static std::string describeGrid(const Workload &w) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  int64_t gpus = 1, dp = 1, ep = 1;
+  SmallVector<std::string> split;
+  for (auto [axis, degree] : llvm::zip(w.axes, w.degrees)) {
+    gpus *= degree;
+    dp = axis == "dp" ? degree : dp;
+    ep = axis == "ep" ? degree : ep;
+    if (degree > 1)
+      split.push_back(axis + "=" + std::to_string(degree));
+  }
+  os << gpus << " GPUs = " << (split.empty() ? "1" : llvm::join(split, " x "))
+     << " (ranks numbered with " << w.axes.back() << " fastest)";
+  if (ep > 1)
+    os << "; ep is a grid axis of its own: in Megatron-LM terms the "
+          "data-parallel size is dp x ep = "
+       << dp * ep << " with expert-model-parallel size " << ep;
+  return text;
+}
+
 static LogicalResult emitTraces(Operation *op, raw_ostream &os) {
   reportLocationsOnly(op->getContext());
   auto module = dyn_cast<ModuleOp>(op);
@@ -86,8 +112,8 @@ static LogicalResult emitTraces(Operation *op, raw_ostream &os) {
   if (StringRef(o.gradBucket).trim() != "0") {
     std::optional<double> size = parseByteSize(o.gradBucket);
     if (!size)
-      return module.emitError("--grad-bucket=")
-             << o.gradBucket << ": expected a size, as in 25MiB, or 0";
+      return emitOptionError(module) << "--grad-bucket=" << o.gradBucket
+                                     << ": expected a size, as in 25MiB, or 0";
     bucketBytes = uint64_t(*size);
   }
   FailureOr<Workload> w =
@@ -98,9 +124,9 @@ static LogicalResult emitTraces(Operation *op, raw_ostream &os) {
 
   if (o.rank >= 0) {
     if (o.rank >= layout.getNumRanks())
-      return module.emitError("--rank=")
-             << int64_t(o.rank) << " is not one of the " << layout.getNumRanks()
-             << " ranks";
+      return emitOptionError(module)
+             << "--rank=" << int64_t(o.rank) << " is not one of the "
+             << layout.getNumRanks() << " ranks";
     std::string bytes;
     ClassTemplate(*w, w->classes[layout.getStage(o.rank)])
         .encodeRank(layout, o.rank, bytes);
@@ -118,8 +144,9 @@ static LogicalResult emitTraces(Operation *op, raw_ostream &os) {
   wo.threads = traceThreads;
   wo.encodeOnly = o.encodeOnly;
   if (wo.dir.empty() && !wo.encodeOnly)
-    return module.emitError("--stage-to-chakra needs --output-dir (or "
-                            "--encode-only, or --rank)");
+    return emitOptionError(module)
+           << "--stage-to-chakra needs --output-dir (or "
+              "--encode-only, or --rank)";
   if (!o.ranks.empty() &&
       failed(parseRanks(module.getLoc(), o.ranks, wo.first, wo.last)))
     return failure();
@@ -133,6 +160,7 @@ static LogicalResult emitTraces(Operation *op, raw_ostream &os) {
     os << "wrote " << s->ranks << " traces of " << layout.getNumRanks()
        << " ranks (" << s->bytes << " bytes) and " << s->groupsFile << " to "
        << wo.dir << "\n";
+  os << describeGrid(*w) << "\n";
   return success();
 }
 

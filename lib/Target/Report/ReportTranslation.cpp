@@ -5,6 +5,7 @@
 #include "ReportFormat.h"
 #include "ReportModel.h"
 
+#include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
 #include "Stage/Dialect/Stage/IR/StageOps.h"
 #include "Stage/Target/TargetOptions.h"
 
@@ -60,8 +61,8 @@ void mlir::stage::registerToReportTranslation() {
         std::optional<double> limit;
         if (!o.failIfOver.empty() &&
             !(limit = parseByteSize(o.failIfOver)))
-          return module.emitError("--fail-if-over=")
-                 << o.failIfOver << ": expected a size, as in 80GiB";
+          return emitOptionError(module) << "--fail-if-over=" << o.failIfOver
+                                         << ": expected a size, as in 80GiB";
         FailureOr<std::optional<DeviceModel>> device = getDeviceModel(module, "");
         if (failed(device))
           return failure();
