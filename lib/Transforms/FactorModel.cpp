@@ -153,6 +153,11 @@ static FactorModel attentionModel(Operation *op, bool replicateKV,
   m.freeze(fd);
   m.freeze(fe);
   m.freeze(ft);
+  // Split queries stay split: gathering them would repeat the score matrix,
+  // the bulk of the work, on every rank of the axis.
+  m.keepSplit.set(fb);
+  m.keepSplit.set(fs);
+  m.keepSplit.set(fh);
   SmallVector<int> q{fb, fs, fh, fd}, k{fb, ft, fg, fd}, v{fb, ft, fg, fe},
       o{fb, fs, fh, fe};
   if (!gradient) {
@@ -162,9 +167,12 @@ static FactorModel attentionModel(Operation *op, bool replicateKV,
   }
   m.operands = {q, k, v, o, o};
   m.results = {q, k, v};
-  // Key and value gradients sum over the queries of each rank.
+  // Key and value gradients sum over the queries of each rank, and over
+  // the query heads of a replicated kv head's group.
   m.summable.set(fs);
   m.summable.set(fb);
+  if (replicateKV)
+    m.summable.set(fh);
   return m;
 }
 

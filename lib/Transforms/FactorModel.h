@@ -25,6 +25,10 @@ struct FactorModel {
   llvm::SmallBitVector frozen;
   /// Factors whose split leaves a partial sum in the results lacking them.
   llvm::SmallBitVector summable;
+  /// Factors an operand's split along them is kept on: the op's work stays
+  /// divided over that axis whatever the bytes of the alternatives
+  /// (attention's queries: context parallelism never repeats attention).
+  llvm::SmallBitVector keepSplit;
   /// Whether pending partial sums of the operands pass through (a sum of
   /// partial sums is a partial sum).
   bool linear = false;
@@ -32,6 +36,7 @@ struct FactorModel {
   int addFactor() {
     frozen.resize(numFactors + 1);
     summable.resize(numFactors + 1);
+    keepSplit.resize(numFactors + 1);
     return numFactors++;
   }
   void freeze(int f) {

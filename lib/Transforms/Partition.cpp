@@ -58,7 +58,7 @@ public:
     MLIRContext *ctx = b.getContext();
     Layout cur = Layout::of(from), want = Layout::of(to);
     // 1. Pending partial sums: reduce-scatter into the dimension the target
-    //    splits by the axis, all-reduce the rest in one collective.
+    //    splits by the axis, then all-reduce the rest.
     AxisList reduceAll;
     std::map<int, AxisList> scatter;
     for (const std::string &a : cur.partial) {
@@ -75,6 +75,14 @@ public:
         return llvm::is_contained(axes, a);
       });
     };
+    // The reduce-scatters first: what the all-reduces then move is smaller.
+    for (auto &[d, group] : scatter) {
+      dropPartial(group);
+      llvm::append_range(cur.dims[d], group);
+      v = emit(ReduceScatterOp::create(b, loc, v.getType(), v, grid,
+                                       axes(group), b.getI64IntegerAttr(d)),
+               cur);
+    }
     // Data-parallel reductions and model-parallel ones (the norms' weight
     // gradients under sequence parallelism) are separate collectives, as
     // Megatron-LM issues them.
@@ -86,13 +94,6 @@ public:
         continue;
       dropPartial(group);
       v = emit(AllReduceOp::create(b, loc, v.getType(), v, grid, axes(group)),
-               cur);
-    }
-    for (auto &[d, group] : scatter) {
-      dropPartial(group);
-      llvm::append_range(cur.dims[d], group);
-      v = emit(ReduceScatterOp::create(b, loc, v.getType(), v, grid,
-                                       axes(group), b.getI64IntegerAttr(d)),
                cur);
     }
     // 2. Splits the target does not have on a dimension: move them to the

@@ -349,6 +349,10 @@ LogicalResult Planner::planWithModel(Operation *op, const FactorModel &m) {
     };
     if (gradientOverData && llvm::any_of(candidates, sumsTokens))
       llvm::erase_if(candidates, [&](int f) { return !sumsTokens(f); });
+    for (unsigned i = 0; i < nOperands; ++i)
+      if (int f = factorOf(cur[i], m.operands[i], axis);
+          f >= 0 && m.keepSplit.test(f))
+        candidates.assign({f});
     double bestCost = 0;
     int best = -2;
     for (int f : candidates) {

@@ -1,0 +1,705 @@
+"""The plan matrix: combinations of every plan option (docs/Testing.md), on
+a tiny dense Llama, a tiny Mixtral and a tiny DeepSeek-V3 (MLA,
+a dense first layer, a shared expert), each checked against closed forms
+written here from the models' configs and the literature, not from the
+project's analyses:
+
+- the trace set verifies, and `stage-trace stats` agrees with the report on
+  every rank's FLOPs, collective bytes by kind, and sent and received bytes;
+- conservation of model states: every stage's weights, gradients, fp32
+  master weights and Adam moments per rank are the parameters of its layers
+  split as Megatron-LM splits them (tp over heads, ffn and vocabulary, all
+  kv heads on every rank when tp exceeds them; experts 1/ep) and as ZeRO
+  stage Z
+  partitions them over the data-parallel ranks (dp, cp and ep for dense
+  weights, dp and cp for experts) (Rajbhandari et al. 2020);
+- conservation of work: the matrix-unit FLOPs summed over all ranks are the
+  unsharded step's (2 x tokens x weights touched forward, twice that
+  backward, the attention's score matrix, the policy's recomputation), plus
+  exactly the redundancy of tp without SP; each phase's FLOPs summed over
+  ranks do not depend on dp, cp, ep, pp or ZeRO beyond the gradient
+  accumulation and optimizer work on the state each rank holds;
+- traffic: the data-parallel collectives of each ZeRO stage, the pipeline's
+  sends, the expert all-to-alls, the context-parallel gathers and the
+  tensor-parallel collectives of Megatron-LM, per stage and rank, in bytes.
+
+    plan_matrix.py BIN_DIR CONFIG_DIR WORK_DIR [--jobs N] [--models a,b]
+"""
+import argparse
+import concurrent.futures
+import itertools
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+BATCH, SEQ = 16, 64
+BF16, FP32 = 2, 4
+
+# ---------------------------------------------------------------------------
+# The models, from their configs
+# ---------------------------------------------------------------------------
+
+
+class Param:
+    """One weight tensor: its element count, the divisor tensor parallelism
+    applies to it, and whether it is an expert weight (split by ep)."""
+
+    def __init__(self, count, tp_div, expert=False, read_backward=True):
+        self.count, self.tp_div, self.expert = count, tp_div, expert
+        # Whether the backward reads the weight (FSDP gathers it again).
+        self.read_backward = read_backward
+        self.in_layer = True  # a transformer layer's, not embedding or head
+
+
+def outside_layers(params):
+    for p in params:
+        p.in_layer = False
+    return params
+
+
+class Model:
+    def __init__(self, name, config):
+        self.name, c = name, config
+        self.arch = c["architectures"][0]
+        self.D = c["hidden_size"]
+        self.H = c["num_attention_heads"]
+        self.KV = c.get("num_key_value_heads", self.H)
+        self.L = c["num_hidden_layers"]
+        self.V = c["vocab_size"]
+        self.F = c["intermediate_size"]
+        self.moe = "Mixtral" in self.arch or "Deepseek" in self.arch
+        self.mla = "Deepseek" in self.arch
+        if "Mixtral" in self.arch:
+            self.E, self.K = c["num_local_experts"], c["num_experts_per_tok"]
+            self.Fe, self.Fs, self.dense_layers = self.F, 0, 0
+        elif self.mla:
+            self.E, self.K = c["n_routed_experts"], c["num_experts_per_tok"]
+            self.Fe = c["moe_intermediate_size"]
+            self.Fs = c["n_shared_experts"] * self.Fe
+            self.dense_layers = c["first_k_dense_replace"]
+            self.Qr, self.Kr = c["q_lora_rank"], c["kv_lora_rank"]
+            self.Dn, self.Dr = c["qk_nope_head_dim"], c["qk_rope_head_dim"]
+            self.Dv = c["v_head_dim"]
+            self.Dqk = self.Dn + self.Dr
+        if not self.mla:
+            self.Dh = c.get("head_dim", self.D // self.H)
+            self.Dqk = self.Dv = self.Dh
+
+    def is_moe_layer(self, i):
+        return self.moe and i >= self.dense_layers
+
+    def kv_div(self, tp):
+        # More tp ranks than kv heads: every rank keeps all kv heads.
+        return tp if tp <= self.KV else 1
+
+    def layer_params(self, i):
+        D, H, tp_h = self.D, self.H, lambda tp: tp
+        one = lambda tp: 1
+        ps = [Param(D, one), Param(D, one)]  # the two norms
+        if self.mla:
+            Qr, Kr, Dn, Dr, Dv = self.Qr, self.Kr, self.Dn, self.Dr, self.Dv
+            ps += [Param(D * Qr, one), Param(Qr, one),
+                   Param(Qr * H * (Dn + Dr), tp_h),
+                   Param(D * (Dr + Kr), one), Param(Kr, one),
+                   Param(Kr * H * (Dv + Dn), tp_h), Param(H * Dv * D, tp_h)]
+        else:
+            Dh, KV = self.Dh, self.KV
+            ps += [Param(D * H * Dh, tp_h), Param(D * KV * Dh, self.kv_div),
+                   Param(D * KV * Dh, self.kv_div), Param(H * Dh * D, tp_h)]
+        if self.is_moe_layer(i):
+            E, Fe, Fs = self.E, self.Fe, self.Fs
+            ps += [Param(D * E, one)]  # the router, replicated
+            if self.mla:
+                # e_score_correction_bias: it only steers the top-k choice.
+                ps += [Param(E, one, read_backward=False)]
+            ps += [Param(E * D * Fe, tp_h, expert=True) for _ in range(3)]
+            ps += [Param(D * Fs, tp_h) for _ in range(3 if Fs else 0)]
+        else:
+            ps += [Param(D * self.F, tp_h) for _ in range(3)]
+        return ps
+
+    def embedding_params(self):
+        # The embedding's gradient is a scatter-add that does not read it.
+        return outside_layers(
+            [Param(self.V * self.D, lambda tp: tp, read_backward=False)])
+
+    def head_params(self):
+        return outside_layers([Param(self.D, lambda tp: 1),  # the final norm
+                               Param(self.D * self.V, lambda tp: tp)])
+
+    def matmul_weights_per_token(self, i):
+        """Weight elements a token multiplies by in layer i (forward)."""
+        D, H = self.D, self.H
+        if self.mla:
+            n = (D * self.Qr + self.Qr * H * (self.Dn + self.Dr)
+                 + D * (self.Dr + self.Kr) + self.Kr * H * (self.Dv + self.Dn)
+                 + H * self.Dv * D)
+        else:
+            n = D * H * self.Dh + 2 * D * self.KV * self.Dh + H * self.Dh * D
+        if self.is_moe_layer(i):
+            n += D * self.E + self.K * 3 * D * self.Fe + 3 * D * self.Fs
+        else:
+            n += 3 * D * self.F
+        return n
+
+    def replicated_matmul_weights_per_token(self, i, tp):
+        """Weight elements of layer i's matmuls that tp does not split."""
+        D, n = self.D, 0
+        if self.mla:
+            n += D * self.Qr + D * (self.Dr + self.Kr)
+        elif tp > self.KV:
+            n += 2 * D * self.KV * self.Dh
+        if self.is_moe_layer(i):
+            n += D * self.E
+        return n
+
+
+# ---------------------------------------------------------------------------
+# The plans
+# ---------------------------------------------------------------------------
+
+
+class Plan:
+    def __init__(self, model, dp, tp, pp, cp, ep, zero, recompute, schedule,
+                 sp, M):
+        self.model = model
+        self.dp, self.tp, self.pp, self.cp, self.ep = dp, tp, pp, cp, ep
+        self.zero, self.recompute, self.schedule = zero, recompute, schedule
+        self.sp, self.M = sp, M
+        self.v = 2 if schedule == "interleaved" else 1
+
+    def options(self):
+        return (f"dp={self.dp} tp={self.tp} pp={self.pp} cp={self.cp} "
+                f"ep={self.ep} zero={self.zero} recompute={self.recompute} "
+                f"schedule={self.schedule} sp={int(self.sp)} "
+                f"micro-batches={self.M}")
+
+    def ranks_per_stage(self):
+        return self.dp * self.tp * self.cp * self.ep
+
+    def data_ranks(self, expert):
+        """The ranks over which a weight's gradient is a partial sum."""
+        return self.dp * self.cp * (1 if expert else self.ep)
+
+
+def enumerate_plans(model):
+    """Every degree tuple of {1, 2} (ep only for MoE models), the wider
+    degrees where they matter (tp=4 replicates kv heads, pp=4 interleaves
+    eight one-layer chunks, ep=4 and 8 hold fewer experts), each with every
+    ZeRO stage its data parallelism allows; recomputation, schedule,
+    sequence parallelism and micro-batches rotate over the tuples so that
+    every pair of options meets."""
+    eps = [1, 2] if model.moe else [1]
+    tuples = [t + (ep,) for t in itertools.product([1, 2], repeat=4)
+              for ep in eps]  # (dp, tp, pp, cp, ep)
+    tuples += [(1, 4, 1, 1, 1), (2, 4, 2, 1, 1), (1, 4, 2, 2, 1)]
+    if model.L >= 8:
+        tuples += [(1, 1, 4, 1, 1), (2, 2, 4, 1, 1), (1, 2, 4, 2, 1)]
+    if model.moe:
+        tuples += [(1, 1, 1, 1, 4), (1, 2, 2, 1, 4), (2, 1, 2, 1, 4),
+                   (1, 1, 1, 1, 8), (1, 2, 1, 1, 8)]
+    options = list(itertools.product(["none", "selective", "full"],
+                                     ["1f1b", "gpipe", "interleaved"],
+                                     [True, False], [4, 1]))
+    plans = []
+    for n, (dp, tp, pp, cp, ep) in enumerate(tuples):
+        zeros = [0, 1, 2, 3] if dp * cp * ep > 1 else [0]
+        for zero in zeros:
+            recompute, schedule, sp, M = options[(7 * n + 5 * zero) % len(options)]
+            if pp == 1:
+                schedule = "1f1b"
+            if schedule == "interleaved" and (M % pp or model.L < 2 * pp):
+                schedule = "1f1b"
+            M = max(1, min(M, BATCH // (dp * ep)))
+            plans.append(Plan(model, dp, tp, pp, cp, ep, zero, recompute,
+                              schedule, sp, M))
+    return plans
+
+
+# ---------------------------------------------------------------------------
+# Running a plan
+# ---------------------------------------------------------------------------
+
+
+def run(cmd):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True)
+
+
+def crashed(proc):
+    text = proc.stderr
+    return (proc.returncode < 0 or proc.returncode > 1 or "Stack dump" in text
+            or "LLVM ERROR" in text or "Assertion" in text
+            or "internal error" in text)
+
+
+class Outcome:
+    def __init__(self, plan):
+        self.plan, self.rejected, self.failures = plan, None, []
+        self.report = self.stats = None
+
+    def fail(self, what):
+        self.failures.append(what)
+
+
+def run_plan(bindir, model_mlir, plan, work, with_traces=True):
+    out = Outcome(plan)
+    tag = re.sub(r"[^a-z0-9]+", "_", plan.model.name + " " + plan.options())
+    d = os.path.join(work, tag)
+    os.makedirs(d, exist_ok=True)
+    step = os.path.join(d, "step.mlir")
+    p = run([os.path.join(bindir, "stage-opt"), model_mlir, "-o", step,
+             "--stage-train=" + plan.options()])
+    if p.returncode != 0:
+        if crashed(p) or "error:" not in p.stderr:
+            out.fail("stage-opt crashed: " + p.stderr[-2000:])
+        else:
+            out.rejected = p.stderr.strip().splitlines()[0]
+        shutil.rmtree(d)
+        return out
+    report = os.path.join(d, "report.json")
+    p = run([os.path.join(bindir, "stage-translate"), step, "--stage-to-report",
+             "--format=json", "-o", report])
+    if p.returncode != 0:
+        out.fail("report failed: " + p.stderr[-2000:])
+        shutil.rmtree(d)
+        return out
+    with open(report) as f:
+        out.report = json.load(f)
+    if not with_traces:
+        shutil.rmtree(d)
+        return out
+    traces = os.path.join(d, "traces")
+    p = run([os.path.join(bindir, "stage-translate"), step, "--stage-to-chakra",
+             "--output-dir=" + traces])
+    if p.returncode != 0:
+        out.fail("traces failed: " + p.stderr[-2000:])
+    else:
+        v = run([os.path.join(bindir, "stage-trace"), "verify", traces,
+                 "--jobs=1"])
+        if v.returncode != 0 or "runs to completion" not in v.stdout:
+            out.fail("verify failed: " + (v.stdout + v.stderr)[-2000:])
+        s = run([os.path.join(bindir, "stage-trace"), "stats", traces,
+                 "--jobs=1"])
+        if s.returncode != 0:
+            out.fail("stats failed: " + s.stderr[-2000:])
+        else:
+            out.stats = json.loads(s.stdout)
+    shutil.rmtree(d)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# The oracles
+# ---------------------------------------------------------------------------
+
+
+def stage_layers(text, model):
+    """`0-3` or `0-1, 4-5`: the layers a stage's report says it holds (all
+    of them without a pipeline)."""
+    if not text:
+        return list(range(model.L))
+    layers = []
+    for part in text.split(","):
+        a, _, b = part.strip().partition("-")
+        layers += range(int(a), int(b or a) + 1)
+    return layers
+
+
+def stage_params(plan, stage, layers):
+    m = plan.model
+    ps = [p for i in layers for p in m.layer_params(i)]
+    if stage == 0:
+        ps += m.embedding_params()
+    if stage == plan.pp - 1:
+        ps += m.head_params()
+    return ps
+
+
+def local_elements(plan, p, zero_partitioned):
+    """Elements of `p` one rank holds: split by tp (and ep for experts), and
+    by the data-parallel ranks when ZeRO partitions this state."""
+    n = p.count // p.tp_div(plan.tp)
+    if p.expert:
+        n //= plan.ep
+    if zero_partitioned:
+        n //= plan.data_ranks(p.expert)
+    return n
+
+
+def expected_states(plan, ps):
+    z = plan.zero
+    sum_ = lambda partitioned: sum(local_elements(plan, p, partitioned)
+                                   for p in ps)
+    return {
+        "weights": BF16 * sum_(z >= 3),
+        "gradients": BF16 * sum_(z >= 2),
+        "master_weights": FP32 * sum_(z >= 1),
+        "optimizer_moments": 2 * FP32 * sum_(z >= 1),
+    }
+
+
+def expected_dp_traffic(plan, ps):
+    """Per rank, the data-parallel collectives of the ZeRO stage: key ->
+    bytes, with the group named by its axes (dp, cp, ep where > 1)."""
+    out = {}
+    for expert in (False, True):
+        axes = [a for a, d in (("dp", plan.dp), ("cp", plan.cp),
+                               ("ep", 1 if expert else plan.ep)) if d > 1]
+        if not axes:
+            continue
+        group = "_".join(axes)
+        mine = [p for p in ps if p.expert == expert]
+        if not mine:
+            continue
+        whole = BF16 * sum(local_elements(plan, p, False) for p in mine)
+        shard = BF16 * sum(local_elements(plan, p, True) for p in mine)
+        if plan.zero == 0:
+            add(out, "all_reduce_" + group, whole)
+        elif plan.zero == 1:
+            add(out, "reduce_scatter_" + group, whole)
+            add(out, "all_gather_" + group, shard)
+        elif plan.zero == 2:
+            add(out, "reduce_scatter_" + group, plan.M * whole)
+            add(out, "all_gather_" + group, shard)
+        else:
+            # FSDP: each weight gathered before its use forward and again
+            # backward (a recomputed forward's gather serves the backward);
+            # a layer's weight that the backward does not read is gathered
+            # again only by a recomputed forward.
+            unread = sum(BF16 * local_elements(plan, p, True)
+                         for p in mine if not p.read_backward
+                         and not (p.in_layer and plan.recompute == "full"))
+            add(out, "reduce_scatter_" + group, plan.M * whole)
+            add(out, "all_gather_" + group, plan.M * (2 * shard - unread))
+    return out
+
+
+def replicated_kv(plan):
+    """More tp ranks than kv heads: every rank keeps all kv heads."""
+    return not plan.model.mla and plan.tp > plan.model.KV
+
+
+def grad_reductions(plan):
+    """How often a gradient that is a partial sum over tp is reduced: once
+    per iteration, or per micro-batch where ZeRO-2/3 reduce-scatters every
+    micro-batch's gradient."""
+    return plan.M if plan.zero >= 2 else 1
+
+
+def tokens_per_rank(plan):
+    """Tokens of one micro-batch on one rank (before tp's sequence split)."""
+    return BATCH * SEQ // (plan.M * plan.dp * plan.ep * plan.cp)
+
+
+def add(table, key, v):
+    if v:
+        table[key] = table.get(key, 0) + v
+
+
+def layer_widths(m, i):
+    """The hidden widths (elements per token) that layer i's tensor-parallel
+    collectives carry, Megatron-LM's column- and row-parallel layers under
+    SP: the row-parallel outputs reduced forward (fwd_rs) and their
+    gradients gathered backward (bwd_dy); the column-parallel inputs
+    gathered forward (fwd_ag), re-gathered for the weight gradients
+    (regather) and their gradients reduced backward (bwd_rs). MLA gathers
+    its latents (q, kv, the shared rope key) instead of the hidden state;
+    experts move their dispatched buffers, top-k times the tokens."""
+    D = m.D
+    if m.mla:
+        attn_ag, attn_regather = [m.Qr, m.Kr, m.Dr], [m.Qr, m.Kr]
+        attn_rs = [m.Qr, m.Kr, m.Dr]
+    else:
+        attn_ag = attn_regather = attn_rs = [D]
+    if m.is_moe_layer(i):
+        mlp = [m.K * D] + ([D] if m.Fs else [])
+    else:
+        mlp = [D]
+    return {"fwd_rs": [D] + mlp, "fwd_ag": attn_ag + mlp,
+            "bwd_dy": [D] + mlp, "regather": attn_regather + mlp,
+            "bwd_rs": attn_rs + mlp}
+
+
+def expected_model_traffic(plan, stage, layers, ps):
+    """Per rank, the collectives of tp, cp, ep and pp over one iteration:
+    key -> bytes (Megatron-LM's, docs/Sharding.md)."""
+    m, M, tp, out = plan.model, plan.M, plan.tp, {}
+    first, last = stage == 0, stage == plan.pp - 1
+    n = len(layers)
+    tokens = tokens_per_rank(plan)
+    act = BF16 * tokens * m.D  # one micro-batch's hidden states, bytes
+    full = plan.recompute == "full"
+    if tp > 1:
+        # Megatron-LM's tensor parallelism, by the hidden widths each
+        # collective carries per token (see layer_widths); the embedding
+        # reduces its partial sums forward and gathers its gradient (SP);
+        # the head gathers forward, and reduces its input's gradient and
+        # re-gathers its input backward (SP). A recomputed forward reduces
+        # again, and its gathers replace the backward's re-gathers.
+        fwd_rs = fwd_ag = bwd_dy = regather = bwd_rs = 0
+        for i in layers:
+            w = layer_widths(m, i)
+            fwd_rs += sum(w["fwd_rs"])
+            fwd_ag += sum(w["fwd_ag"])
+            bwd_dy += sum(w["bwd_dy"])
+            regather += sum(w["regather"])
+            bwd_rs += sum(w["bwd_rs"])
+        reduced = fwd_rs * (2 if full else 1) + bwd_rs \
+            + m.D * (first + last)
+        width = BF16 * tokens  # bytes per unit of width, one micro-batch
+        if plan.sp:
+            gathered = fwd_ag * (2 if full else 1) + bwd_dy \
+                + (0 if full else regather) + m.D * (first + 2 * last)
+            add(out, "reduce_scatter_tp", M * width * reduced)
+            add(out, "all_gather_tp", M * width * gathered // tp)
+        else:
+            add(out, "all_reduce_tp", M * width * reduced)
+    if tp > 1 and last:
+        # The vocabulary-parallel cross-entropy: 3 fp32 statistics per token.
+        add(out, "all_reduce_tp", M * 3 * FP32 * tokens)
+    if tp > 1 and plan.sp:
+        # Under SP a weight that tp does not split sees its rank's part of
+        # the sequence: its gradient is a partial sum over tp (the norms,
+        # the router, MLA's down-projections, replicated kv projections).
+        # ZeRO reduce-scatters it over the data ranks first: the tp
+        # all-reduce moves a rank's shard.
+        partial = sum(local_elements(plan, p, plan.zero >= 1) for p in ps
+                      if p.tp_div(tp) == 1 and not p.expert)
+        add(out, "all_reduce_tp", grad_reductions(plan) * BF16 * partial)
+    kv_heads = m.KV // m.kv_div(tp)
+    kv = BF16 * tokens * kv_heads * (m.Dqk + m.Dv)  # k and v of a micro-batch
+    if replicated_kv(plan) and plan.sp:
+        # Each rank projects the keys and values of its share of the
+        # sequence: gathered over tp (and cp) forward and again backward,
+        # their gradients reduce-scattered.
+        axes = "_".join(a for a, d in (("cp", plan.cp), ("tp", tp)) if d > 1)
+        add(out, "all_gather_" + axes, M * n * 2 * kv // tp)
+        add(out, "reduce_scatter_" + axes, M * n * plan.cp * kv)
+    elif plan.cp > 1:
+        # Attention gathers k and v of the whole sequence forward, again
+        # backward, and reduce-scatters their gradients.
+        add(out, "all_gather_cp", M * n * 2 * kv)
+        add(out, "reduce_scatter_cp", M * n * plan.cp * kv)
+    if replicated_kv(plan) and not plan.sp:
+        # The gradients of the replicated keys and values sum the query
+        # heads of every rank (after cp's reduce-scatter, when there is one).
+        add(out, "all_reduce_tp", M * n * kv)
+    if plan.ep > 1:
+        # Dispatch and combine forward, their gradients backward, and the
+        # recomputed forward's again: tokens x top-k x hidden each.
+        moe = sum(1 for i in layers if m.is_moe_layer(i))
+        local = tokens // (tp if plan.sp else 1)
+        add(out, "all_to_all_ep",
+            M * moe * (6 if full else 4) * local * m.K * m.D * BF16)
+    if plan.pp > 1:
+        boundary = act // (tp if plan.sp else 1)
+        chunks = 2 * plan.v - first - last
+        add(out, "send_pp", M * chunks * boundary)
+        add(out, "recv_pp", M * chunks * boundary)
+    return out
+
+
+def expected_contraction(plan):
+    """Matrix FLOPs of the whole job: the unsharded step's, plus what every
+    tp rank repeats without SP."""
+    m, T = plan.model, BATCH * SEQ
+    S, H, Dqk, Dv = SEQ, m.H, m.Dqk, m.Dv
+    score = 2 * BATCH * S * S * H  # per unit of head width
+    layers_fwd = sum(2 * T * m.matmul_weights_per_token(i) +
+                     score * (Dqk + Dv) for i in range(m.L))
+    head = 2 * T * m.D * m.V
+    fwd = layers_fwd + head
+    bwd = 2 * (fwd - m.L * score * (Dqk + Dv)) \
+        + m.L * score * (2 * Dqk + 2 * Dv) + m.L * score * Dqk
+    recompute = {"none": 0, "selective": m.L * score * (Dqk + Dv),
+                 "full": layers_fwd}[plan.recompute]
+    total = fwd + bwd + recompute
+    if plan.tp > 1 and not plan.sp:
+        # Without SP every tp rank multiplies all tokens by the weights tp
+        # does not split (the router, MLA's down-projections, replicated kv
+        # projections): tp - 1 extra copies, forward, twice backward, and
+        # again when recomputed. (With SP each rank takes its share of the
+        # tokens.)
+        extra = 2 * T * (plan.tp - 1) * sum(
+            m.replicated_matmul_weights_per_token(i, plan.tp)
+            for i in range(m.L))
+        total += extra * (3 + (plan.recompute == "full"))
+    return total
+
+
+# ---------------------------------------------------------------------------
+# The checks
+# ---------------------------------------------------------------------------
+
+
+def value(section, key):
+    q = section.get(key)
+    return q["value"] if q else 0
+
+
+def check(out, base):
+    """Checks one plan's report and trace statistics; `base` is the report of
+    the same model, tp, sp and recomputation on one data-parallel rank and
+    stage, one micro-batch, without ZeRO."""
+    plan, r, st = out.plan, out.report, out.stats
+    rps = plan.ranks_per_stage()
+    gpus = r.get("job", {}).get("gpus")
+    if gpus != rps * plan.pp:
+        out.fail(f"report: {gpus} GPUs, the plan has {rps * plan.pp}")
+    stages = r["stages"]
+    if len(stages) != plan.pp:
+        out.fail(f"report: {len(stages)} stages, the plan has {plan.pp}")
+        return
+    # --- model states, per stage ---
+    all_layers = []
+    for s in stages:
+        layers = stage_layers(s["layers"], plan.model)
+        all_layers += layers
+        ps = stage_params(plan, s["stage"], layers)
+        for key, want in expected_states(plan, ps).items():
+            got = value(s["memory"], key)
+            if got != want:
+                out.fail(f"stage {s['stage']} {key}: {got} B, closed form "
+                         f"{want} B")
+        traffic = expected_model_traffic(plan, s["stage"], layers, ps)
+        for key, v in expected_dp_traffic(plan, ps).items():
+            add(traffic, key, v)
+        comm = s["communication"]
+        for key in sorted(set(traffic) | set(comm)):
+            got, want = value(comm, key), traffic.get(key, 0)
+            if got != want:
+                out.fail(f"stage {s['stage']} {key}: {got} B, closed form "
+                         f"{want} B")
+    if sorted(all_layers) != list(range(plan.model.L)):
+        out.fail(f"stages hold layers {sorted(all_layers)}")
+    # --- work ---
+    contraction = sum(value(s["flops"], "contraction") * rps for s in stages)
+    want = expected_contraction(plan)
+    if contraction != want:
+        out.fail(f"contraction FLOPs over all ranks: {contraction}, closed "
+                 f"form {want} ({contraction - want:+d})")
+    # --- work by phase: the same as the plan without dp, cp, ep, pp and
+    # ZeRO (same tp, sp and recomputation), but for the gradient
+    # accumulation of the micro-batches and the optimizer, which work on the
+    # state each rank holds: (M - 1) adds per gradient element, and per fp32
+    # master element AdamW's 16 FLOPs plus 1 for the master copy
+    # (docs/CostModel.md).
+    if base is not None:
+        grads = sum(value(s["memory"], "gradients") * rps for s in stages) // BF16
+        masters = sum(value(s["memory"], "master_weights") * rps
+                      for s in stages) // FP32
+        phases = {k: sum(value(s["flops"], k) * rps for s in stages)
+                  for k in ("forward", "backward", "recompute",
+                            "attention_kernel_recompute", "optimizer")}
+        want = {k: value(base["stages"][0]["flops"], k) * plan.tp
+                for k in phases}
+        want["backward"] += (plan.M - 1) * grads
+        want["optimizer"] = 17 * masters
+        for k, got in phases.items():
+            if got != want[k]:
+                out.fail(f"{k} FLOPs over all ranks: {got}, the unsplit "
+                         f"step's {want[k]} ({got - want[k]:+d})")
+    # --- the traces against the report ---
+    if st is None:
+        return
+    if st["ranks"] != rps * plan.pp:
+        out.fail(f"traces: {st['ranks']} ranks, the plan has {rps * plan.pp}")
+        return
+    kinds = {"ALL_REDUCE": "all_reduce_", "ALL_GATHER": "all_gather_",
+             "REDUCE_SCATTER": "reduce_scatter_", "ALL_TO_ALL": "all_to_all_"}
+    for t in st["traces"]:
+        s = stages[t["rank"] // rps]
+        flops = value(s["flops"], "total")
+        # A compute node of no FLOPs is written as 1 (ASTRA-sim's roofline
+        # divides by it): at most one FLOP more per compute node.
+        extra = t["flops"] - flops
+        if not 0 <= extra <= t["nodes"].get("compute", 0):
+            out.fail(f"rank {t['rank']}: traces {t['flops']} FLOPs, report "
+                     f"{flops}")
+        comm = s["communication"]
+        for kind, prefix in kinds.items():
+            want = sum(q["value"] for k, q in comm.items()
+                       if k.startswith(prefix))
+            got = t["collective_bytes"].get(kind, 0)
+            if got != want:
+                out.fail(f"rank {t['rank']}: traces {got} B of {kind}, "
+                         f"report {want} B")
+        for k in ("send", "recv"):
+            if t[k + "_bytes"] != value(comm, k + "_pp"):
+                out.fail(f"rank {t['rank']}: traces {t[k + '_bytes']} B "
+                         f"{k}, report {value(comm, k + '_pp')} B")
+        if len(out.failures) > 20:  # enough to see what is wrong
+            break
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("bindir")
+    ap.add_argument("configs")
+    ap.add_argument("work")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count())
+    ap.add_argument("--models", default="llama-tiny,mixtral-tiny,deepseek-tiny")
+    ap.add_argument("--show", type=int, default=5)
+    args = ap.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    jobs = []
+    for name in args.models.split(","):
+        with open(os.path.join(args.configs, name + ".json")) as f:
+            model = Model(name, json.load(f))
+        mlir = os.path.join(args.work, name + ".mlir")
+        p = run([os.path.join(args.bindir, "stage-translate"),
+                 "--import-hf-config", os.path.join(args.configs, name + ".json"),
+                 f"--batch={BATCH}", f"--seq={SEQ}", "-o", mlir])
+        if p.returncode != 0:
+            sys.exit(f"import of {name} failed: {p.stderr}")
+        jobs += [(mlir, plan) for plan in enumerate_plans(model)]
+    # The unsplit plans the vector work is compared with.
+    bases = {}
+    for mlir, plan in jobs:
+        key = (plan.model.name, plan.tp, plan.sp, plan.recompute)
+        if key not in bases:
+            bases[key] = (mlir, Plan(plan.model, 1, plan.tp, 1, 1, 1, 0,
+                                     plan.recompute, "1f1b", plan.sp, 1))
+    keys = list(bases)
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        outcomes = list(pool.map(
+            lambda j: run_plan(args.bindir, j[0], j[1], args.work), jobs))
+        base_outcomes = list(pool.map(
+            lambda k: run_plan(args.bindir, bases[k][0], bases[k][1],
+                               args.work, with_traces=False), keys))
+    base_reports = {k: o.report for k, o in zip(keys, base_outcomes)}
+    failed, kinds = 0, {}
+    for out in outcomes:
+        # Every plan of the matrix divides the models evenly: the planner
+        # must accept it.
+        if out.rejected:
+            out.fail("rejected: " + out.rejected.split("error: ", 1)[-1])
+        elif out.report is not None and not out.failures:
+            plan = out.plan
+            try:
+                check(out, base_reports.get((plan.model.name, plan.tp, plan.sp,
+                                             plan.recompute)))
+            except (KeyError, TypeError, ValueError) as e:
+                out.fail(f"the report lacks what the checks read: {e!r}")
+        if not out.failures:
+            continue
+        failed += 1
+        if failed <= args.show:
+            print(f"FAIL {out.plan.model.name}: {out.plan.options()}")
+            for f in out.failures[:8]:
+                print("    " + f)
+        # Which checks failed, without the numbers.
+        for kind in {re.sub(r"\d+", "#", f.split(":")[0]) for f in out.failures}:
+            kinds[kind] = kinds.get(kind, 0) + 1
+    print(f"plans: {len(outcomes)}, failed {failed}")
+    for kind, n in sorted(kinds.items(), key=lambda kv: -kv[1]):
+        print(f"  {n} plans: {kind}")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
