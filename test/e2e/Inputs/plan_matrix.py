@@ -27,6 +27,7 @@ project's analyses:
 """
 import argparse
 import concurrent.futures
+import hashlib
 import itertools
 import json
 import os
@@ -239,10 +240,22 @@ def crashed(proc):
 class Outcome:
     def __init__(self, plan):
         self.plan, self.rejected, self.failures = plan, None, []
-        self.report = self.stats = None
+        self.report = self.stats = self.digest = None
 
     def fail(self, what):
         self.failures.append(what)
+
+
+def digest_dir(directory, extra):
+    """One hash of the files of `directory` and `extra`: what a refactoring
+    must leave byte-identical (--digests)."""
+    h = hashlib.sha256()
+    names = sorted(os.listdir(directory))
+    for path in [os.path.join(directory, n) for n in names] + extra:
+        h.update(os.path.basename(path).encode())
+        with open(path, "rb") as f:
+            h.update(f.read())
+    return h.hexdigest()
 
 
 def run_plan(bindir, model_mlir, plan, work, with_traces=True):
@@ -282,6 +295,7 @@ def run_plan(bindir, model_mlir, plan, work, with_traces=True):
                  "--jobs=1"])
         if v.returncode != 0 or "runs to completion" not in v.stdout:
             out.fail("verify failed: " + (v.stdout + v.stderr)[-2000:])
+        out.digest = digest_dir(traces, [step, report])
         s = run([os.path.join(bindir, "stage-trace"), "stats", traces,
                  "--jobs=1"])
         if s.returncode != 0:
@@ -644,6 +658,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
     ap.add_argument("--models", default="llama-tiny,mixtral-tiny,deepseek-tiny")
     ap.add_argument("--show", type=int, default=5)
+    ap.add_argument("--digests", help="write each plan's hash of its step, "
+                    "report and traces to this file")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     jobs = []
@@ -695,6 +711,11 @@ def main():
         # Which checks failed, without the numbers.
         for kind in {re.sub(r"\d+", "#", f.split(":")[0]) for f in out.failures}:
             kinds[kind] = kinds.get(kind, 0) + 1
+    if args.digests:
+        with open(args.digests, "w") as f:
+            for out in outcomes:
+                f.write(f"{out.plan.model.name} {out.plan.options()}: "
+                        f"{out.digest}\n")
     print(f"plans: {len(outcomes)}, failed {failed}")
     for kind, n in sorted(kinds.items(), key=lambda kv: -kv[1]):
         print(f"  {n} plans: {kind}")
