@@ -31,39 +31,6 @@ std::string mlir::stage::parseBindingList(StringRef text, sym::Bindings &out) {
   return "";
 }
 
-FailureOr<sym::Bindings>
-mlir::stage::getModuleBindings(ModuleOp module,
-                               const sym::Bindings &overrides) {
-  sym::Bindings b;
-  if (Attribute attr = module->getAttr(StageDialect::getBindingsAttrName())) {
-    auto dict = dyn_cast<DictionaryAttr>(attr);
-    if (!dict)
-      return module.emitError("'")
-             << StageDialect::getBindingsAttrName()
-             << "' must be a dictionary of integers";
-    for (NamedAttribute na : dict) {
-      auto i = dyn_cast<IntegerAttr>(na.getValue());
-      if (!i)
-        return module.emitError("binding '")
-               << na.getName().getValue() << "' must be an integer, got "
-               << na.getValue();
-      b[na.getName().getValue().str()] = i.getInt();
-    }
-  }
-  for (const auto &[k, v] : overrides)
-    b[k] = v;
-  return b;
-}
-
-void mlir::stage::setModuleBindings(ModuleOp module, const sym::Bindings &b) {
-  Builder builder(module.getContext());
-  SmallVector<NamedAttribute> attrs;
-  for (const auto &[k, v] : b)
-    attrs.push_back(builder.getNamedAttr(k, builder.getI64IntegerAttr(v)));
-  module->setAttr(StageDialect::getBindingsAttrName(),
-                  builder.getDictionaryAttr(attrs));
-}
-
 FailureOr<int64_t> mlir::stage::evaluateAt(Location loc, const sym::Expr &e,
                                            const sym::Bindings &b,
                                            StringRef what) {

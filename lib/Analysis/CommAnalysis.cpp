@@ -3,6 +3,7 @@
 #include "Stage/Analysis/CommAnalysis.h"
 
 #include "Stage/Analysis/CostAnalysis.h"
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 
 using namespace mlir;
 using namespace mlir::stage;
@@ -10,10 +11,8 @@ using namespace mlir::stage;
 SmallVector<ImplicitCollective>
 mlir::stage::getImplicitCollectives(Operation *op) {
   auto ce = dyn_cast<CrossEntropyOp>(op);
-  auto axes = ce ? ce->getAttrOfType<ArrayAttr>(kVocabParallelAttrName)
-                 : ArrayAttr();
-  if (!axes || axes.empty() ||
-      !llvm::all_of(axes, [](Attribute a) { return isa<StringAttr>(a); }))
+  ArrayAttr axes = ce ? getVocabParallelAxes(ce) : ArrayAttr();
+  if (!axes || axes.empty())
     return {};
   auto labels = cast<SymTensorType>(ce.getLabels().getType());
   sym::Expr stat = labels.getNumElements() * sym::Expr(4);

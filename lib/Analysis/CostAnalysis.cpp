@@ -1,6 +1,7 @@
 //===- CostAnalysis.cpp - Symbolic cost of a program ----------------------===//
 
 #include "Stage/Analysis/CostAnalysis.h"
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 
 using namespace mlir;
 using namespace mlir::stage;
@@ -21,7 +22,7 @@ Phase mlir::stage::getPhase(Operation *op) {
     return Phase::Optimizer;
   if (isa<MicrobatchesOp>(op))
     return Phase::Backward; // gradient accumulation
-  if (op->hasAttr(kRecomputeAttrName))
+  if (isRecomputation(op))
     return Phase::Recompute;
   for (Operation *p = op; p; p = p->getParentOp()) {
     Operation *parent = p->getParentOp();

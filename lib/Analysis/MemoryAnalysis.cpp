@@ -134,16 +134,16 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
       Block &body = chunk->getRegion(0).front();
       for (auto param : body.getOps<ParamOp>()) {
         sym::Expr bytes = bytesOf(param.getResult());
-        StringRef kind = param.getKind();
-        if (kind == "master")
+        ParamKind kind = param.getKind();
+        if (kind == ParamKind::master)
           m.masterWeights += bytes;
-        else if (kind == "exp_avg" || kind == "exp_avg_sq")
+        else if (kind == ParamKind::exp_avg || kind == ParamKind::exp_avg_sq)
           m.optimizerMoments += bytes;
-        else if (kind == "grad")
+        else if (kind == ParamKind::grad)
           m.gradients += bytes;
         else
           m.weights += bytes;
-        if (kind == "weight")
+        if (kind == ParamKind::weight)
           m.parameters +=
               cast<SymTensorType>(param.getType()).getNumElements();
       }

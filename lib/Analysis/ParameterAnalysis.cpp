@@ -50,12 +50,13 @@ FailureOr<ParameterCounts> mlir::stage::countParameters(Operation *fn) {
     if (auto einsum = dyn_cast<EinsumOp>(op))
       for (Value in : einsum.getInputs())
         if (ParamOp p = getSourceParam(in))
-          if (p.getKind() == "weight" &&
+          if (p.getKind() == ParamKind::weight &&
               inContraction.insert(weightKey(p)).second)
             c.inContractions +=
                 cast<SymTensorType>(p.getType()).getNumElements();
     auto p = dyn_cast<ParamOp>(op);
-    if (!p || p.getKind() != "weight" || !seen.insert(weightKey(p)).second)
+    if (!p || p.getKind() != ParamKind::weight ||
+        !seen.insert(weightKey(p)).second)
       return;
     sym::Expr n = cast<SymTensorType>(p.getType()).getNumElements();
     StringRef group = p.getGroup().value_or("");

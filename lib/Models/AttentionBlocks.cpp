@@ -2,6 +2,8 @@
 
 #include "LayerScope.h"
 
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
+
 using namespace mlir;
 using namespace mlir::stage;
 using namespace mlir::stage::models;
@@ -22,9 +24,8 @@ static FailureOr<Value> buildUnfusedCore(LayerScope &scope,
                           << c.heads << "), not " << c.kvHeads << " kv heads";
     return failure();
   }
-  UnitAttr core = UnitAttr::get(q.getContext());
   auto mark = [&](Value r) {
-    r.getDefiningOp()->setAttr("stage.attention_core", core);
+    markAttentionCore(r.getDefiningOp());
     return r;
   };
   Value scores = mark(g.einsum("bshk,bthk->bhst", {q, k}));

@@ -5,6 +5,7 @@
 #include "LayerScope.h"
 
 #include "Stage/Analysis/Bindings.h"
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -196,8 +197,6 @@ OwningOpRef<ModuleOp> mlir::stage::buildTransformer(MLIRContext *ctx,
   func::ReturnOp::create(b, loc, loss);
 
   setModuleBindings(*module, getBindings(c, o, runs));
-  (*module)->setAttr("stage.model",
-                  b.getDictionaryAttr({b.getNamedAttr(
-                      "architecture", b.getStringAttr(c.architecture))}));
+  setModelArchitecture(*module, c.architecture);
   return module;
 }

@@ -3,6 +3,7 @@
 #include "Stage/Target/TargetOptions.h"
 
 #include "Stage/Analysis/Bindings.h"
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
 #include "Stage/Dialect/Stage/IR/StageOps.h"
 

@@ -22,9 +22,9 @@
 #include "Stage/Analysis/Bindings.h"
 #include "Stage/Analysis/CostAnalysis.h"
 #include "Stage/Analysis/PipelineSchedule.h"
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageBuilder.h"
 #include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
-#include "Stage/Transforms/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -60,7 +60,7 @@ private:
   }
   void visitOp(Operation &op) {
     if (auto p = dyn_cast<ParamOp>(op)) {
-      if (p.getKind() == "weight")
+      if (p.getKind() == ParamKind::weight)
         active.insert(p.getResult());
       return;
     }
@@ -139,8 +139,8 @@ public:
     if (Value known = kept.lookup(v))
       return known;
     Operation *def = v.getDefiningOp();
-    if (def && isDefinedHere(v) && def->hasAttr(kRecomputableAttrName) &&
-        !def->hasAttr(kKeepResultAttrName))
+    if (def && isDefinedHere(v) && isRecomputable(def) &&
+        !keepsRecomputedResult(def))
       return recompute(def, v);
     Value b = keep(v);
     kept[v] = b;
@@ -155,7 +155,7 @@ public:
     for (Operation &op : forward.without_terminator())
       ops.push_back(&op);
     for (Operation *op : ops)
-      if (op->hasAttr(kRecomputableAttrName) && op->getNumResults() &&
+      if (isRecomputable(op) && op->getNumResults() &&
           !kept.count(op->getResult(0)))
         (void)recompute(op, op->getResult(0));
     for (Operation *op : llvm::reverse(ops)) {
@@ -216,11 +216,10 @@ private:
     for (Value operand : def->getOperands())
       map.map(operand, getForward(operand));
     Operation *clone = opBuilder.clone(*def, map);
-    clone->removeAttr(kRecomputableAttrName);
-    clone->removeAttr(kKeepResultAttrName);
-    clone->setAttr(kRecomputeAttrName, opBuilder.getUnitAttr());
+    clearRecomputeMarks(clone);
+    markRecomputation(clone);
     // A result that is stored anyway is re-run but not read back.
-    if (def->hasAttr(kKeepResultAttrName))
+    if (keepsRecomputedResult(def))
       return clone->getResult(cast<OpResult>(v).getResultNumber());
     for (auto [o, c] : llvm::zip(def->getResults(), clone->getResults()))
       kept[o] = c;
@@ -443,9 +442,9 @@ static LogicalResult trainProgram(Block &body, Operation *terminator,
   SmallVector<Operation *> forwardOps;
   for (Operation &op : body.without_terminator()) {
     if (auto p = dyn_cast<ParamOp>(op)) {
-      if (p.getKind() == "buffer")
+      if (p.getKind() == ParamKind::buffer)
         continue; // held like a weight, never trained
-      if (p.getKind() != "weight")
+      if (p.getKind() != ParamKind::weight)
         return p.emitOpError("is an optimizer state: the program is already "
                              "a training step");
       weights.push_back(p);
@@ -502,7 +501,7 @@ static LogicalResult trainProgram(Block &body, Operation *terminator,
       seed(v);
       Operation *def = v.getDefiningOp();
       if (def && !hasLoss && cast<SymTensorType>(v.getType()).getRank() > 0)
-        def->setAttr(kProgramOutputAttrName, UnitAttr::get(ctx));
+        markProgramOutput(def);
     }
   for (Operation &op : *fwd) {
     if (auto l = dyn_cast<LossOp>(op))
@@ -568,16 +567,19 @@ static LogicalResult trainProgram(Block &body, Operation *terminator,
     StringRef group = w.getGroup().value_or("");
     Value master, m, v;
     if (opts.mixedPrecision && wt.getElementType() != f32)
-      master = states.param(w.getName(), wt.getDims(), f32, group, "master");
+      master = states.param(w.getName(), wt.getDims(), f32, group,
+                            ParamKind::master);
     if (opts.optimizer != OptimizerKind::sgd) {
-      m = states.param(w.getName(), wt.getDims(), f32, group, "exp_avg");
-      v = states.param(w.getName(), wt.getDims(), f32, group, "exp_avg_sq");
+      m = states.param(w.getName(), wt.getDims(), f32, group,
+                       ParamKind::exp_avg);
+      v = states.param(w.getName(), wt.getDims(), f32, group,
+                       ParamKind::exp_avg_sq);
     }
     // States are sharded as their weight (a frontend's plan, if any).
-    if (Attribute plan = w->getAttr(kPlanShardingAttrName))
+    if (ShardingAttr plan = getPlanSharding(w))
       for (Value state : {master, m, v})
         if (state)
-          state.getDefiningOp()->setAttr(kPlanShardingAttrName, plan);
+          setPlanSharding(state.getDefiningOp(), plan);
     OptimizerStepOp::create(b, w.getLoc(), opts.optimizer, w, g, master, m, v);
   }
   return success();

@@ -25,8 +25,8 @@
 #include "Stage/Transforms/Passes.h"
 
 #include "Stage/Analysis/Bindings.h"
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
-#include "Stage/Transforms/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -76,7 +76,7 @@ uint64_t structureHash(Operation *op) {
   for (Value v : op->getOperands())
     h = llvm::hash_combine(h, v.getType().getAsOpaquePointer());
   if (auto p = dyn_cast<ParamOp>(op))
-    h = llvm::hash_combine(h, p.getKind());
+    h = llvm::hash_combine(h, static_cast<int>(p.getKind()));
   else
     h = llvm::hash_combine(h, op->getAttrDictionary().getAsOpaquePointer());
   return h;
@@ -253,10 +253,6 @@ std::optional<Fold> Folder::check(const Run &r) {
   f.sources.resize(p);
   DenseMap<Operation *, unsigned> sliceOf; // first layer's parameter -> slice
   auto addSlice = [&](SmallVector<ParamOp> params) -> std::optional<unsigned> {
-    for (ParamOp q : params)
-      if (q->hasAttr(kPlanShardingAttrName) &&
-          !isa<ShardingAttr>(q->getAttr(kPlanShardingAttrName)))
-        return std::nullopt;
     f.slices.push_back(std::move(params));
     return unsigned(f.slices.size() - 1);
   };
@@ -369,7 +365,7 @@ std::optional<Fold> Folder::check(const Run &r) {
       }
   // A layer: fed by the previous one, with weights of its own.
   bool weights = llvm::any_of(f.slices, [](SmallVector<ParamOp> &s) {
-    return s[0].getKind() == "weight";
+    return s[0].getKind() == ParamKind::weight;
   });
   if (f.carried.empty() || !weights)
     return std::nullopt;
@@ -435,13 +431,13 @@ LogicalResult Folder::apply(const Fold &f, StringRef countSymbol) {
                                    b.getStringAttr(stackedName(params)),
                                    q.getKindAttr(), q.getGroupAttr());
     stacked->setDiscardableAttrs(q->getDiscardableAttrDictionary());
-    if (auto sh = q->getAttrOfType<ShardingAttr>(kPlanShardingAttrName)) {
+    if (ShardingAttr sh = getPlanSharding(q)) {
       // The layer dimension is whole on every rank.
       SmallVector<SmallVector<std::string>> dims{{}};
       for (unsigned d = 0; d < sh.getRank(); ++d)
         dims.push_back(sh.getDimAxes(d));
-      stacked->setAttr(kPlanShardingAttrName,
-                       ShardingAttr::get(ctx, dims, sh.getPartialAxes()));
+      setPlanSharding(stacked,
+                      ShardingAttr::get(ctx, dims, sh.getPartialAxes()));
     }
     stacks.push_back(stacked);
     sliceTypes.push_back(t);

@@ -5,7 +5,7 @@
 #include "ShardingRules.h"
 
 #include "Stage/Analysis/CommAnalysis.h"
-#include "Stage/Transforms/Sharding.h"
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -189,9 +189,7 @@ private:
     if (auto ce = dyn_cast<CrossEntropyOp>(op))
       if (ShardingAttr s = getOperandSharding(op, 0); s && s.getRank())
         if (AxisList axes = s.getDimAxes(s.getRank() - 1); !axes.empty())
-          op->setAttr(kVocabParallelAttrName,
-                      b.getStrArrayAttr(SmallVector<StringRef>(axes.begin(),
-                                                               axes.end())));
+          setVocabParallelAxes(op, axes);
     for (OpOperand &use : op->getOpOperands()) {
       ShardingAttr need = getOperandSharding(op, use.getOperandNumber());
       ShardingAttr have = getSharding(use.get());
@@ -210,7 +208,7 @@ private:
         run(block);
     // A result produced in another sharding than it keeps (a partial sum):
     // reshard it once, right after the op.
-    if (op->hasAttr(kNaturalShardingAttrName)) {
+    if (hasNaturalShardings(op)) {
       b.setInsertionPointAfter(op);
       SmallVector<ShardingAttr> produced;
       for (unsigned i = 0; i < op->getNumResults(); ++i)
@@ -226,7 +224,7 @@ private:
           r.replaceAllUsesExcept(fresh, rs.first);
       }
       setResultShardings(op, produced);
-      op->removeAttr(kNaturalShardingAttrName);
+      removeNaturalShardings(op);
     }
     // ZeRO 1 and 2: the weight is updated in shards, then gathered whole.
     if (auto step = dyn_cast<OptimizerStepOp>(op)) {

@@ -17,7 +17,7 @@
 #include "PlanSetup.h"
 
 #include "Stage/Analysis/CostAnalysis.h"
-#include "Stage/Transforms/Sharding.h"
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"

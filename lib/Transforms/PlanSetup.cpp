@@ -3,7 +3,7 @@
 #include "PlanSetup.h"
 
 #include "Stage/Analysis/Bindings.h"
-#include "Stage/Transforms/Sharding.h"
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/JSON.h"
@@ -129,7 +129,7 @@ static LogicalResult applyRules(ModuleOp module, const llvm::json::Object &obj,
 
 LogicalResult mlir::stage::loadRules(ModuleOp module, StringRef path,
                                      ParallelPlan &plan) {
-  if (auto attr = module->getAttrOfType<DictionaryAttr>("stage.sharding_rules")) {
+  if (auto attr = getShardingRules(module)) {
     // The attribute mirrors the JSON form: {roles = {seq = ["cp"]}}.
     llvm::json::Object obj;
     for (StringRef section : {"roles", "symbols"}) {
@@ -150,7 +150,7 @@ LogicalResult mlir::stage::loadRules(ModuleOp module, StringRef path,
       }
       obj[section] = std::move(inner);
     }
-    if (failed(applyRules(module, obj, "stage.sharding_rules", plan)))
+    if (failed(applyRules(module, obj, getShardingRulesAttrName(), plan)))
       return failure();
   }
   if (path.empty())

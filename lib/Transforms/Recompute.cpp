@@ -3,6 +3,7 @@
 #include "Stage/Transforms/Passes.h"
 
 #include "Stage/Analysis/CostAnalysis.h"
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
 
 namespace mlir::stage {
@@ -12,10 +13,6 @@ namespace mlir::stage {
 
 using namespace mlir;
 using namespace mlir::stage;
-
-/// The attribute importers put on the ops of an unfused attention core.
-static constexpr llvm::StringLiteral kAttentionCoreAttrName =
-    "stage.attention_core";
 
 namespace {
 struct RecomputePass
@@ -36,23 +33,22 @@ struct RecomputePass
     });
     if (trained.wasInterrupted())
       return signalPassFailure();
-    UnitAttr mark = UnitAttr::get(&getContext());
     module.walk([&](Operation *op) {
       if (!isa<CostOpInterface>(op))
         return;
       bool inLayer = isa_and_nonnull<RepeatOp>(op->getParentOp());
-      bool core = isa<AttentionOp>(op) || op->hasAttr(kAttentionCoreAttrName);
+      bool core = isa<AttentionOp>(op) || isAttentionCore(op);
       if ((policy == "full" && inLayer) || (policy == "selective" && core))
-        op->setAttr(kRecomputableAttrName, mark);
+        markRecomputable(op);
     });
     // The outputs of a selectively recomputed core are stored anyway.
     if (policy == "selective")
       module.walk([&](Operation *op) {
-        if (!op->hasAttr(kRecomputableAttrName))
+        if (!isRecomputable(op))
           return;
         for (Operation *user : op->getUsers())
-          if (!user->hasAttr(kRecomputableAttrName)) {
-            op->setAttr(kKeepResultAttrName, mark);
+          if (!isRecomputable(user)) {
+            markKeepsRecomputedResult(op);
             return;
           }
       });

@@ -17,8 +17,8 @@
 
 #include "Stage/Analysis/Bindings.h"
 #include "Stage/Analysis/ParameterAnalysis.h"
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
-#include "Stage/Transforms/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
@@ -106,8 +106,7 @@ private:
   /// The sharding a frontend's plan gives `v`, if any.
   static ShardingAttr planSharding(Value v) {
     Operation *def = v.getDefiningOp();
-    return def ? def->getAttrOfType<ShardingAttr>(kPlanShardingAttrName)
-               : ShardingAttr();
+    return def ? getPlanSharding(def) : ShardingAttr();
   }
   /// A weight's sharding: the frontend plan's, else the rules'.
   ShardingAttr weightSharding(Value weight) {
@@ -249,18 +248,6 @@ static bool feedsOnlyAdds(Value v) {
     auto add = dyn_cast<EwiseOp>(user);
     return add && add.getKind() == EwiseKind::add;
   });
-}
-
-/// Records what `op` produces when it differs from what its results keep.
-static void setNaturalShardings(Operation *op, ArrayRef<ShardingAttr> natural,
-                                ArrayRef<ShardingAttr> kept) {
-  if (natural == kept) {
-    op->removeAttr(kNaturalShardingAttrName);
-    return;
-  }
-  op->setAttr(kNaturalShardingAttrName,
-              ArrayAttr::get(op->getContext(),
-                             SmallVector<Attribute>(natural.begin(), natural.end())));
 }
 
 LogicalResult Planner::planWithModel(Operation *op, const FactorModel &m) {
@@ -465,7 +452,7 @@ LogicalResult Planner::planWithModel(Operation *op, const FactorModel &m) {
     // projection would). A value nobody reads, or only the loss marker, is
     // not resharded, unless it is the program's output.
     bool onlyLoss =
-        !op->hasAttr(kProgramOutputAttrName) &&
+        !isProgramOutput(op) &&
         llvm::all_of(r.getUsers(), [](Operation *u) { return isa<LossOp>(u); });
     if (onlyLoss || (!l.partial.empty() && feedsOnlyAdds(r))) {
       kept.back() = natural.back();
@@ -632,13 +619,14 @@ LogicalResult Planner::planOp(Operation *op) {
     auto t = cast<SymTensorType>(p.getType());
     // A buffer (a constant of the model, as a causal mask) is whole on every
     // rank, which slices what it needs locally; ZeRO does not touch it.
-    if (p.getKind() == "buffer" && !p->hasAttr(kPlanShardingAttrName)) {
+    if (p.getKind() == ParamKind::buffer && !hasPlanSharding(p)) {
       setResultShardings(op, {ShardingAttr::getReplicated(ctx, t.getRank())});
       return success();
     }
     ShardingAttr s = weightSharding(p.getResult());
     int zero = rules.getPlan().zeroStage;
-    bool state = p.getKind() != "weight" && p.getKind() != "buffer";
+    bool state =
+        p.getKind() != ParamKind::weight && p.getKind() != ParamKind::buffer;
     if ((state && zero >= 1) || (!state && zero >= 3)) {
       FailureOr<ShardingAttr> z = rules.getZeroSharding(p.getLoc(), t, s);
       if (failed(z))

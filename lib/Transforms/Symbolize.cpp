@@ -21,6 +21,7 @@
 #include "FactorModel.h"
 
 #include "Stage/Analysis/Bindings.h"
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -35,8 +36,6 @@ using namespace mlir::stage;
 using sym::Expr;
 
 namespace {
-
-constexpr llvm::StringLiteral kDimsAttr("stage.dims");
 
 /// One dimension of one tensor value.
 using Slot = std::pair<Value, unsigned>;
@@ -145,7 +144,7 @@ void Symbolizer::collect(Operation *op) {
   for (Value r : op->getResults())
     if (isa<SymTensorType>(r.getType()))
       slot(r, 0);
-  if (auto dims = op->getAttrOfType<ArrayAttr>(kDimsAttr))
+  if (auto dims = getDimNames(op))
     annotated.push_back({op, dims});
   if (auto r = dyn_cast<ReshapeOp>(op))
     return relateReshape(r.getInput(), r.getResult());
@@ -196,18 +195,21 @@ LogicalResult Symbolizer::seed(Operation *op, ArrayAttr dims) {
   auto t = cast<SymTensorType>(v.getType());
   if (dims.size() != t.getRank())
     return op->emitOpError("has ")
-           << dims.size() << " names in '" << kDimsAttr << "' for a rank-"
-           << t.getRank() << " tensor";
+           << dims.size() << " names in '" << getDimNamesAttrName()
+           << "' for a rank-" << t.getRank() << " tensor";
   for (auto [d, a] : llvm::enumerate(dims)) {
     auto text = dyn_cast<StringAttr>(a);
     if (!text)
-      return op->emitOpError("'") << kDimsAttr << "' must list strings";
+      return op->emitOpError("'")
+             << getDimNamesAttrName() << "' must list strings";
     sym::Result<Expr> e = Expr::parse(text.str());
     if (!e)
-      return op->emitOpError("'") << kDimsAttr << "': " << e.error();
+      return op->emitOpError("'")
+             << getDimNamesAttrName() << "': " << e.error();
     sym::Result<int64_t> value = e->evaluate(symbols);
     if (!value)
-      return op->emitOpError("'") << kDimsAttr << "': " << value.error();
+      return op->emitOpError("'")
+             << getDimNamesAttrName() << "': " << value.error();
     int64_t ext = extent(slot(v, d));
     if (*value != ext)
       return op->emitOpError("names dimension ")
@@ -220,7 +222,7 @@ LogicalResult Symbolizer::seed(Operation *op, ArrayAttr dims) {
              << d << " '" << text.str() << "', but it is the same dimension "
              << "as one named '" << it->second.str() << "'";
   }
-  op->removeAttr(kDimsAttr);
+  removeDimNames(op);
   return success();
 }
 

@@ -15,14 +15,6 @@ namespace mlir::stage {
 /// is there. Returns an error message, empty on success.
 std::string parseBindingList(llvm::StringRef text, sym::Bindings &out);
 
-/// The module's `stage.bindings` attribute with `overrides` applied on top.
-/// Emits an error at the module and fails on an ill-typed attribute.
-FailureOr<sym::Bindings> getModuleBindings(ModuleOp module,
-                                           const sym::Bindings &overrides = {});
-
-/// Sets the module's `stage.bindings` attribute to `b` (sorted by name).
-void setModuleBindings(ModuleOp module, const sym::Bindings &b);
-
 /// Checks that every tensor dimension and repeat count under `root`
 /// evaluates to a positive integer under `b`; the error is at the op whose
 /// type does not (`H/tp = 64/3 is not an integer: tp must divide H`).

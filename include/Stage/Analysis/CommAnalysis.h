@@ -29,10 +29,6 @@ struct CommVolume {
   sym::Expr sentBytes;           // ring-algorithm traffic out of the rank
 };
 
-/// On a cross_entropy whose logits are a shard of the vocabulary: the grid
-/// axes that split it (set by stage-partition).
-constexpr llvm::StringLiteral kVocabParallelAttrName("stage.vocab_parallel");
-
 /// A collective an op performs within itself: Megatron-LM's vocabulary-
 /// parallel cross-entropy all-reduces three per-token fp32 statistics over
 /// the vocabulary's axes (the logits' maximum, the target's logit and the

@@ -27,16 +27,6 @@ enum class Phase { Forward, Backward, Recompute, Optimizer };
 constexpr unsigned kNumPhases = 4;
 const char *getPhaseName(Phase p);
 
-/// Recomputation: `stage-recompute` marks forward ops whose results the
-/// backward recomputes instead of keeping; autodiff puts the second mark on
-/// the copies it makes in the backward.
-constexpr llvm::StringLiteral kRecomputableAttrName("stage.recomputable");
-/// On a recomputable op whose result leaves the recomputed region: the
-/// result is stored all the same (Megatron's checkpoint stores the region's
-/// outputs as the next op's inputs), the op is still re-run.
-constexpr llvm::StringLiteral kKeepResultAttrName("stage.recompute_keeps_result");
-constexpr llvm::StringLiteral kRecomputeAttrName("stage.recompute");
-
 /// Forward ops are those of a micro-batch's forward region (or of a graph
 /// without one), backward those of its backward region, recompute those
 /// marked `stage.recompute`, optimizer the optimizer steps.

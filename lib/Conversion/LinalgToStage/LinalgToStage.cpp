@@ -13,8 +13,8 @@
 #include "Payload.h"
 #include "Unflatten.h"
 
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageBuilder.h"
-#include "Stage/Transforms/Sharding.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -33,11 +33,6 @@ using namespace mlir::stage;
 using sym::Expr;
 
 namespace {
-
-constexpr llvm::StringLiteral kParamArg("stage.param");
-constexpr llvm::StringLiteral kDimsArg("stage.dims");
-constexpr llvm::StringLiteral kGroupArg("stage.group");
-constexpr llvm::StringLiteral kInputArg("stage.input");
 
 /// The plan the shard annotations give: grid axis index -> stage axis.
 struct GridNames {
@@ -394,8 +389,7 @@ LogicalResult Converter::convertShard(shard::ShardOp op) {
   Operation *def = v->getDefiningOp();
   if (!def)
     return op->emitOpError("annotates a value without a defining op");
-  def->setAttr(kPlanShardingAttrName,
-               ShardingAttr::get(b.getContext(), dims, {}));
+  setPlanSharding(def, ShardingAttr::get(b.getContext(), dims, {}));
   return success();
 }
 
@@ -429,8 +423,8 @@ LogicalResult Converter::convert(Operation *op) {
     std::string name = "const." + std::to_string(constants++);
     if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
       name = loc.getName().str();
-    map(c.getResult(),
-        g.param(name, st->getDims(), st->getElementType(), "", "buffer"));
+    map(c.getResult(), g.param(name, st->getDims(), st->getElementType(), "",
+                               ParamKind::buffer));
     return success();
   }
   if (isa<tensor::EmptyOp>(op)) {
@@ -524,19 +518,18 @@ LogicalResult Converter::run() {
       return failure();
     g.setLoc(arg.getLoc());
     Value v;
-    if (auto name = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kParamArg)) {
-      auto group = fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kGroupArg);
+    if (auto name = getArgWeightName(fn, arg.getArgNumber())) {
+      auto group = getArgWeightGroup(fn, arg.getArgNumber());
       v = g.param(name.getValue(), st->getDims(), st->getElementType(),
                   group ? group.getValue() : "");
     } else {
-      auto input =
-          fn.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kInputArg);
+      auto input = getArgInputName(fn, arg.getArgNumber());
       v = g.input(input ? input.getValue().str()
                         : "arg" + std::to_string(arg.getArgNumber()),
                   st->getDims(), st->getElementType());
     }
-    if (Attribute dims = fn.getArgAttr(arg.getArgNumber(), kDimsArg))
-      v.getDefiningOp()->setAttr(kDimsArg, dims);
+    if (ArrayAttr dims = getArgDimNames(fn, arg.getArgNumber()))
+      setDimNames(v.getDefiningOp(), dims);
     map(arg, v);
   }
   for (Operation &op : fn.getBody().front())
@@ -607,13 +600,12 @@ struct ConvertLinalgToStagePass
     for (shard::GridOp gridOp : grids)
       gridOp.erase();
     if (!degrees.empty()) {
-      SmallVector<NamedAttribute> entries;
-      if (auto old = module->getAttrOfType<DictionaryAttr>("stage.bindings"))
-        llvm::append_range(entries, old.getValue());
-      OpBuilder ob(module.getContext());
+      FailureOr<sym::Bindings> bindings = getModuleBindings(module);
+      if (failed(bindings))
+        return signalPassFailure();
       for (auto &[k, v] : degrees)
-        entries.push_back(ob.getNamedAttr(k, ob.getI64IntegerAttr(v)));
-      module->setAttr("stage.bindings", ob.getDictionaryAttr(entries));
+        (*bindings)[k] = v;
+      setModuleBindings(module, *bindings);
     }
   }
 };

@@ -19,15 +19,14 @@
 
 #include "Unflatten.h"
 
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageBuilder.h"
-#include "Stage/Transforms/Sharding.h"
 
 using namespace mlir;
 using namespace mlir::stage;
 using sym::Expr;
 
 /// The dimension names stage-symbolize reads from a parameter.
-constexpr llvm::StringLiteral kDimsAttr("stage.dims");
 
 namespace {
 /// The slices that are all the uses of a value, in order along `dim`, when
@@ -44,7 +43,7 @@ static std::optional<Partition> partitionOf(Value v) {
   Partition p{-1, {}};
   for (Operation *user : v.getUsers()) {
     auto s = dyn_cast<SliceOp>(user);
-    if (!s || s->hasAttr(kPlanShardingAttrName) ||
+    if (!s || hasPlanSharding(s) ||
         (p.dim >= 0 && s.getDim() != uint64_t(p.dim)))
       return std::nullopt;
     p.dim = s.getDim();
@@ -176,7 +175,7 @@ static bool splitEinsum(EinsumOp op, const Partition &p, GraphBuilder &g,
 /// divided among them (`3*H*Dh` -> `H*Dh`).
 static bool splitParam(ParamOp op, const Partition &p, OpBuilder &b) {
   int64_t n = p.slices.size();
-  ArrayAttr names = op->getAttrOfType<ArrayAttr>(kDimsAttr);
+  ArrayAttr names = getDimNames(op);
   ArrayAttr partNames;
   if (names) {
     if (int64_t(names.size()) <= p.dim)
@@ -204,7 +203,7 @@ static bool splitParam(ParamOp op, const Partition &p, OpBuilder &b) {
     for (NamedAttribute a : op->getDiscardableAttrs())
       part->setAttr(a.getName(), a.getValue());
     if (partNames)
-      part->setAttr(kDimsAttr, partNames);
+      setDimNames(part, partNames);
     s.getResult().replaceAllUsesWith(part.getResult());
     s.erase();
   }
@@ -214,7 +213,7 @@ static bool splitParam(ParamOp op, const Partition &p, OpBuilder &b) {
 
 bool mlir::stage::splitPartitioned(Operation *op, GraphBuilder &g,
                                    OpBuilder &b) {
-  if (op->getNumResults() != 1 || op->hasAttr(kPlanShardingAttrName))
+  if (op->getNumResults() != 1 || hasPlanSharding(op))
     return false;
   std::optional<Partition> p = partitionOf(op->getResult(0));
   if (!p)

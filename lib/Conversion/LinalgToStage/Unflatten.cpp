@@ -15,8 +15,8 @@
 
 #include "SplitFused.h"
 
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageBuilder.h"
-#include "Stage/Transforms/Sharding.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -74,7 +74,7 @@ struct Merge {
 
 static std::optional<Merge> mergeOf(Value v) {
   auto r = v.getDefiningOp<ReshapeOp>();
-  if (!r || r->hasAttr(kPlanShardingAttrName))
+  if (!r || hasPlanSharding(r))
     return std::nullopt;
   std::optional<SmallVector<unsigned>> groups =
       mergeGroups(GraphBuilder::typeOf(r.getInput()).getDims(),
@@ -229,7 +229,7 @@ static bool foldTransposeIntoEinsum(EinsumOp op, GraphBuilder &g,
   bool folded = false;
   for (auto [term, in] : llvm::zip(terms, inputs)) {
     auto t = in.getDefiningOp<TransposeOp>();
-    if (!t || t->hasAttr(kPlanShardingAttrName))
+    if (!t || hasPlanSharding(t))
       continue;
     std::string permuted(term.size(), ' ');
     for (auto [k, from] : llvm::enumerate(t.getPermutation()))
@@ -253,8 +253,7 @@ static bool foldTransposeIntoEinsum(EinsumOp op, GraphBuilder &g,
 static bool foldEinsumIntoTranspose(TransposeOp op, GraphBuilder &g,
                                     OpBuilder &b) {
   auto e = op.getInput().getDefiningOp<EinsumOp>();
-  if (!e || !e->hasOneUse() || e->hasAttr(kPlanShardingAttrName) ||
-      op->hasAttr(kPlanShardingAttrName))
+  if (!e || !e->hasOneUse() || hasPlanSharding(e) || hasPlanSharding(op))
     return false;
   std::string from = e.getResultIndices(), result;
   for (int64_t k : op.getPermutation())
@@ -312,11 +311,11 @@ static bool dropUnitIndices(EinsumOp op, GraphBuilder &g, OpBuilder &b) {
 /// `reshape(reshape(x))` -> `reshape(x)`, and a reshape to its own shape
 /// disappears.
 static bool foldReshape(ReshapeOp op) {
-  if (op->hasAttr(kPlanShardingAttrName))
+  if (hasPlanSharding(op))
     return false;
   bool changed = false;
   if (auto inner = op.getInput().getDefiningOp<ReshapeOp>();
-      inner && !inner->hasAttr(kPlanShardingAttrName)) {
+      inner && !hasPlanSharding(inner)) {
     op.getInputMutable().assign(inner.getInput());
     changed = true;
   }
@@ -344,7 +343,7 @@ void mlir::stage::unflattenRows(func::FuncOp fn) {
     if (changed)
       continue;
     for (Operation &op : llvm::make_early_inc_range(body)) {
-      if (op.hasAttr(kPlanShardingAttrName))
+      if (hasPlanSharding(&op))
         continue;
       if (auto e = dyn_cast<EwiseOp>(op))
         changed |= sinkThroughEwise(e, g, b);

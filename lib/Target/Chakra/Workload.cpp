@@ -24,8 +24,8 @@
 
 #include "Stage/Analysis/CommAnalysis.h"
 #include "Stage/Analysis/PipelineSchedule.h"
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageOps.h"
-#include "Stage/Transforms/Sharding.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/SetVector.h"
@@ -55,8 +55,6 @@ struct Produced {
     return this->slices[slice];
   }
 };
-
-constexpr llvm::StringLiteral kRecomputeAttr("stage.recompute");
 
 /// One chunk's micro-batch loop and the collectives after it that reduce
 /// its gradients. The running sum of gradient g is what
@@ -212,7 +210,7 @@ LogicalResult ClassBuilder::emitCompute(Operation *op, Cost cost) {
   }
   TraceNode n;
   n.kind = NodeKind::Compute;
-  const char *p = op->hasAttr(kRecomputeAttr) ? "rc" : phase;
+  const char *p = isRecomputation(op) ? "rc" : phase;
   n.name = (Twine(p) + ":" + op->getName().stripDialect()).str();
   // Consumers divide by these: never 0 (a 0 tensor_size stalls ASTRA-sim).
   n.flops = std::max<uint64_t>(*c + *o, 1);
@@ -229,8 +227,8 @@ LogicalResult ClassBuilder::emitCompute(Operation *op, Cost cost) {
     for (Attribute a : c.axes)
       if (!llvm::is_contained(w.axes, cast<StringAttr>(a).getValue()))
         return op->emitError("'")
-               << kVocabParallelAttrName << "' names axis " << a
-               << ", which the grid does not have";
+               << StageDialect::VocabParallelAttrHelper::getNameStr()
+               << "' names axis " << a << ", which the grid does not have";
     FailureOr<uint64_t> bytes = eval(op, c.bytes, "message size");
     if (failed(bytes))
       return failure();
@@ -707,8 +705,7 @@ mlir::stage::chakra::buildWorkload(ModuleOp module, const sym::Bindings &b,
   if (!fn)
     return module.emitError("the module has no function to emit");
   if (WalkResult r = fn.walk([](Operation *op) {
-        if (op->hasAttr(kShardingAttrName) ||
-            op->hasAttr(kOperandShardingAttrName))
+        if (hasShardingAnnotations(op))
           return WalkResult::interrupt();
         return WalkResult::advance();
       });

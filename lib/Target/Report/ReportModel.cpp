@@ -8,7 +8,7 @@
 #include "Stage/Analysis/Bindings.h"
 #include "Stage/Analysis/CostAnalysis.h"
 #include "Stage/Analysis/ParameterAnalysis.h"
-#include "Stage/Transforms/Sharding.h"
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 

@@ -6,8 +6,8 @@ using namespace mlir;
 using namespace mlir::stage;
 using sym::Expr;
 
-Value GraphBuilder::param(StringRef name, ArrayRef<Expr> dims,
-                          Type elementType, StringRef group, StringRef kind) {
+Value GraphBuilder::param(StringRef name, ArrayRef<Expr> dims, Type elementType,
+                          StringRef group, ParamKind kind) {
   return ParamOp::create(b, loc, tensor(dims, elementType), name, kind,
                          group.empty() ? StringAttr() : b.getStringAttr(group));
 }

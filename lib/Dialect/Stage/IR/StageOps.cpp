@@ -66,14 +66,32 @@ LogicalResult GridOp::verify() {
   return success();
 }
 
-LogicalResult ParamOp::verify() {
-  static const char *const kinds[] = {"weight", "master",  "exp_avg",
-                                      "exp_avg_sq", "grad", "buffer"};
-  if (!llvm::is_contained(kinds, getKind()))
-    return emitOpError("unknown kind '")
-           << getKind()
+/// `kind "exp_avg"`, or nothing for a weight.
+static ParseResult parseParamKind(OpAsmParser &parser, ParamKindAttr &kind) {
+  MLIRContext *ctx = parser.getContext();
+  kind = ParamKindAttr::get(ctx, ParamKind::weight);
+  if (failed(parser.parseOptionalKeyword("kind")))
+    return success();
+  SMLoc loc = parser.getCurrentLocation();
+  std::string text;
+  if (parser.parseString(&text))
+    return failure();
+  std::optional<ParamKind> k = symbolizeParamKind(text);
+  if (!k)
+    return parser.emitError(loc, "unknown kind '")
+           << text
            << "'; expected weight, master, exp_avg, exp_avg_sq, grad or "
               "buffer";
+  kind = ParamKindAttr::get(ctx, *k);
+  return success();
+}
+
+static void printParamKind(OpAsmPrinter &p, ParamOp, ParamKindAttr kind) {
+  if (kind.getValue() != ParamKind::weight)
+    p << " kind \"" << stringifyParamKind(kind.getValue()) << "\"";
+}
+
+LogicalResult ParamOp::verify() {
   if (getName().empty())
     return emitOpError("needs a non-empty name");
   static const char *const groups[] = {"embedding", "attention", "mlp",

@@ -24,13 +24,51 @@ def Stage_Dialect : Dialect {
   }];
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  // The attributes the passes and the frontends put on ops they do not own
+  // (StageAnnotations.h has their accessors, verifyOperationAttribute their
+  // checks). Their types are checked there, where the dialect's attributes
+  // are complete.
+  let discardableAttrs = (ins
+    // On the module: the symbols' values, what the model is, rule overrides.
+    "::mlir::DictionaryAttr":$bindings,
+    "::mlir::DictionaryAttr":$model,
+    "::mlir::DictionaryAttr":$sharding_rules,
+    // Shardings (#stage.sharding), from stage-shard to stage-partition: of
+    // each result, of each region's arguments (a list per region), the
+    // operands an op needs, what an op produces before its results are
+    // resharded; and a frontend's plan for a value (an op of one result).
+    "::mlir::ArrayAttr":$sharding,
+    "::mlir::ArrayAttr":$arg_sharding,
+    "::mlir::ArrayAttr":$operand_sharding,
+    "::mlir::ArrayAttr":$natural_sharding,
+    "::mlir::Attribute":$plan_sharding,
+    // A trained program's result that goes on to the rest of the model.
+    "::mlir::UnitAttr":$output,
+    // Recomputation: ops stage-recompute marks recomputable, those whose
+    // result is stored all the same, and the copies autodiff makes.
+    "::mlir::UnitAttr":$recomputable,
+    "::mlir::UnitAttr":$recompute_keeps_result,
+    "::mlir::UnitAttr":$recompute,
+    // The ops of an unfused attention core (selective recomputation).
+    "::mlir::UnitAttr":$attention_core,
+    // The grid axes a cross-entropy's vocabulary is split over.
+    "::mlir::ArrayAttr":$vocab_parallel,
+    // Frontends: the dimension names of a value, and on function
+    // arguments a weight's name and group or an input's name.
+    "::mlir::ArrayAttr":$dims,
+    "::mlir::StringAttr":$param,
+    "::mlir::StringAttr":$group,
+    "::mlir::StringAttr":$input
+  );
   let extraClassDeclaration = [{
     void registerAttributes();
     void registerTypes();
 
     /// The module attribute holding the symbol bindings.
     static constexpr ::llvm::StringLiteral getBindingsAttrName() {
-      return ::llvm::StringLiteral("stage.bindings");
+      return BindingsAttrHelper::getNameStr();
     }
   }];
 }

@@ -31,7 +31,7 @@ public:
   }
 
   Value param(StringRef name, ArrayRef<sym::Expr> dims, Type elementType,
-              StringRef group = "", StringRef kind = "weight");
+              StringRef group = "", ParamKind kind = ParamKind::weight);
   Value input(StringRef name, ArrayRef<sym::Expr> dims, Type elementType);
 
   /// Result shape from the spec and operand extents; element type of the

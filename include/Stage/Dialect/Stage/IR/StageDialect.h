@@ -3,7 +3,9 @@
 #ifndef STAGE_DIALECT_STAGE_IR_STAGEDIALECT_H
 #define STAGE_DIALECT_STAGE_IR_STAGEDIALECT_H
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"
+#include "mlir/IR/Operation.h"
 
 #include "Stage/Dialect/Stage/IR/StageOpsDialect.h.inc"
 

@@ -85,6 +85,13 @@ def Stage_GridOp : Stage_Op<"grid", [Symbol]> {
 // Values entering the graph
 //===----------------------------------------------------------------------===//
 
+def Stage_ParamKind : I32EnumAttr<"ParamKind", "what a parameter holds", [
+    I32EnumAttrCase<"weight", 0>, I32EnumAttrCase<"master", 1>,
+    I32EnumAttrCase<"exp_avg", 2>, I32EnumAttrCase<"exp_avg_sq", 3>,
+    I32EnumAttrCase<"grad", 4>, I32EnumAttrCase<"buffer", 5>]> {
+  let cppNamespace = "::mlir::stage";
+}
+
 def Stage_ParamOp : Stage_Op<"param", [Pure]> {
   let summary = "a weight (or optimizer state) of the model";
   let description = [{
@@ -102,11 +109,13 @@ def Stage_ParamOp : Stage_Op<"param", [Pure]> {
     %m = stage.param "layers.mlp.up_proj" kind "exp_avg" : !stage.tensor<[L, D, F], f32>
     ```
   }];
-  let arguments = (ins StrAttr:$name, DefaultValuedStrAttr<StrAttr, "weight">:$kind,
+  let arguments = (ins StrAttr:$name,
+                       DefaultValuedAttr<Stage_ParamKind, "ParamKind::weight">:$kind,
                        OptionalAttr<StrAttr>:$group);
   let results = (outs Stage_Tensor:$result);
+  // `kind "master"`, absent for a weight.
   let assemblyFormat = [{
-    $name (`kind` $kind^)? (`group` $group^)? attr-dict `:` type($result)
+    $name `` custom<ParamKind>($kind) (`group` $group^)? attr-dict `:` type($result)
   }];
   let hasVerifier = 1;
 }
