@@ -15,6 +15,7 @@
 #include "Stage/Transforms/Passes.h"
 
 #include "FunctionInputs.h"
+#include "OptionString.h"
 #include "PlanSetup.h"
 
 #include "TypeRewriting.h"
@@ -603,23 +604,18 @@ struct AutodiffPass
     microBatchCount = *m;
     TrainingOptions opts;
     opts.microBatches = microBatchCount;
-    if (optimizer == "sgd")
-      opts.optimizer = OptimizerKind::sgd;
-    else if (optimizer == "adam")
-      opts.optimizer = OptimizerKind::adam;
-    else if (optimizer == "adamw")
-      opts.optimizer = OptimizerKind::adamw;
-    else {
-      emitOptionError(module) << "stage-autodiff: unknown optimizer '"
-                              << optimizer << "'; expected sgd, adam or adamw";
+    FailureOr<OptimizerKind> kind = parseEnumOption<OptimizerKind>(
+        module, "stage-autodiff", "optimizer", optimizer,
+        getMaxEnumValForOptimizerKind());
+    if (failed(kind))
       return signalPassFailure();
-    }
-    if (precision != "mixed" && precision != "fp32") {
-      emitOptionError(module) << "stage-autodiff: unknown precision '"
-                              << precision << "'; expected mixed or fp32";
+    FailureOr<TrainingPrecision> prec = parseEnumOption<TrainingPrecision>(
+        module, "stage-autodiff", "precision", precision,
+        getMaxEnumValForTrainingPrecision());
+    if (failed(prec))
       return signalPassFailure();
-    }
-    opts.mixedPrecision = precision == "mixed";
+    opts.optimizer = *kind;
+    opts.mixedPrecision = *prec == TrainingPrecision::mixed;
     if (microBatchCount < 1) {
       emitOptionError(module)
           << "stage-autodiff: micro-batches must be at least 1, got "

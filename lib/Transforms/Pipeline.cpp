@@ -13,6 +13,7 @@
 #include "Stage/Transforms/Passes.h"
 
 #include "FunctionInputs.h"
+#include "OptionString.h"
 
 #include "PlanSetup.h"
 
@@ -403,19 +404,12 @@ struct PipelinePass : mlir::stage::impl::StagePipelineBase<PipelinePass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    ScheduleKind kind;
-    if (schedule == "gpipe")
-      kind = ScheduleKind::gpipe;
-    else if (schedule == "1f1b")
-      kind = ScheduleKind::one_f_one_b;
-    else if (schedule == "interleaved")
-      kind = ScheduleKind::interleaved;
-    else {
-      emitOptionError(module)
-          << "stage-pipeline: unknown schedule '" << schedule
-          << "'; expected gpipe, 1f1b or interleaved";
+    FailureOr<ScheduleKind> parsed =
+        parseEnumOption<ScheduleKind>(module, "stage-pipeline", "schedule",
+                                      schedule, getMaxEnumValForScheduleKind());
+    if (failed(parsed))
       return signalPassFailure();
-    }
+    ScheduleKind kind = *parsed;
     int64_t v = virtualStages;
     if (v < 0) {
       emitOptionError(module)

@@ -2,6 +2,8 @@
 
 #include "Stage/Transforms/Passes.h"
 
+#include "OptionString.h"
+
 #include "Stage/Analysis/CostAnalysis.h"
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
@@ -21,11 +23,12 @@ struct RecomputePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (policy != "none" && policy != "selective" && policy != "full") {
-      emitOptionError(module) << "stage-recompute: unknown policy '" << policy
-                              << "'; expected none, selective or full";
+    FailureOr<RecomputePolicy> parsed = parseEnumOption<RecomputePolicy>(
+        module, "stage-recompute", "policy", policy,
+        getMaxEnumValForRecomputePolicy());
+    if (failed(parsed))
       return signalPassFailure();
-    }
+    RecomputePolicy kind = *parsed;
     WalkResult trained = module.walk([](MicrobatchesOp op) {
       op.emitError("stage-recompute must run before stage-autodiff: this "
                    "program is already a training step");
@@ -38,11 +41,12 @@ struct RecomputePass
         return;
       bool inLayer = isa_and_nonnull<RepeatOp>(op->getParentOp());
       bool core = isa<AttentionOp>(op) || isAttentionCore(op);
-      if ((policy == "full" && inLayer) || (policy == "selective" && core))
+      if ((kind == RecomputePolicy::full && inLayer) ||
+          (kind == RecomputePolicy::selective && core))
         markRecomputable(op);
     });
     // The outputs of a selectively recomputed core are stored anyway.
-    if (policy == "selective")
+    if (kind == RecomputePolicy::selective)
       module.walk([&](Operation *op) {
         if (!isRecomputable(op))
           return;

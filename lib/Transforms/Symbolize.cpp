@@ -22,14 +22,18 @@
 
 #include "Stage/Analysis/Bindings.h"
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
+#include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
 #include "Stage/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/MapVector.h"
+
+namespace mlir::stage {
+#define GEN_PASS_DEF_STAGESYMBOLIZE
+#include "Stage/Transforms/Passes.h.inc"
+} // namespace mlir::stage
 
 using namespace mlir;
 using namespace mlir::stage;
@@ -370,8 +374,8 @@ LogicalResult Symbolizer::run() {
                               << "dimension " << d << " (extent " << extent(l)
                               << ") could be any of ";
     llvm::interleave(candidates, diag, ", ");
-    diag << "; name it with a 'stage.dims' annotation on the argument it "
-            "comes from";
+    diag << "; name it with a '" << getDimNamesAttrName()
+         << "' annotation on the argument it comes from";
     return failure();
   }
   if (failed(rewrite()))
@@ -384,41 +388,43 @@ LogicalResult Symbolizer::run() {
 }
 
 namespace {
-struct SymbolizePass
-    : public PassWrapper<SymbolizePass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(SymbolizePass)
-  explicit SymbolizePass(sym::Bindings symbols) : symbols(std::move(symbols)) {}
-  StringRef getArgument() const override { return "stage-symbolize"; }
-  StringRef getDescription() const override {
-    return "Names the static extents of an imported graph";
+struct SymbolizePass : mlir::stage::impl::StageSymbolizeBase<SymbolizePass> {
+  using StageSymbolizeBase::StageSymbolizeBase;
+
+  /// `stage-symbolize="B=8,S=128"`: the options are the symbols themselves.
+  LogicalResult initializeOptions(
+      StringRef options,
+      function_ref<LogicalResult(const Twine &)> errorHandler) override {
+    if (options.trim().starts_with("symbols="))
+      return StageSymbolizeBase::initializeOptions(options, errorHandler);
+    sym::Bindings given;
+    std::string error = parseBindingList(options, given);
+    if (!error.empty())
+      return errorHandler("stage-symbolize: " + error);
+    SmallVector<std::string> items;
+    for (const auto &[name, value] : given)
+      items.push_back(name + "=" + std::to_string(value));
+    symbols = items;
+    return success();
   }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<StageDialect>();
-  }
+
   void runOnOperation() override {
-    if (failed(Symbolizer(getOperation(), symbols).run()))
+    sym::Bindings given;
+    for (const std::string &item : symbols) {
+      std::string error = parseBindingList(item, given);
+      if (!error.empty()) {
+        emitOptionError(getOperation()) << "stage-symbolize: " << error;
+        return signalPassFailure();
+      }
+    }
+    if (given.empty()) {
+      emitOptionError(getOperation())
+          << "stage-symbolize: give the symbols, as in "
+             "stage-symbolize=\"B=8,S=128,D=768\"";
+      return signalPassFailure();
+    }
+    if (failed(Symbolizer(getOperation(), given).run()))
       signalPassFailure();
   }
-  sym::Bindings symbols;
 };
 } // namespace
-
-void mlir::stage::registerSymbolizePipeline() {
-  registerPassPipeline(
-      "stage-symbolize",
-      "Names the static extents of an imported graph: "
-      "stage-symbolize=\"B=8,S=128,D=768,H=12,F=3072\" (docs/Frontends.md)",
-      [](OpPassManager &pm, StringRef options,
-         function_ref<LogicalResult(const Twine &)> errorHandler) {
-        sym::Bindings symbols;
-        std::string error = parseBindingList(options, symbols);
-        if (!error.empty())
-          return errorHandler("stage-symbolize: " + error);
-        if (symbols.empty())
-          return errorHandler("stage-symbolize: give the symbols, as in "
-                              "stage-symbolize=\"B=8,S=128,D=768\"");
-        pm.addPass(std::make_unique<SymbolizePass>(std::move(symbols)));
-        return success();
-      },
-      [](function_ref<void(const mlir::detail::PassOptions &)>) {});
-}

@@ -15,13 +15,8 @@ namespace mlir::stage {
 #define GEN_PASS_REGISTRATION
 #include "Stage/Transforms/Passes.h.inc"
 
-/// Registers `stage-train` and `stage-symbolize`.
+/// Registers `stage-train`.
 void registerStagePipelines();
-
-/// Registers `stage-symbolize="B=8,S=128,..."`, which names the constant
-/// extents of an imported graph (its options are the symbols' values, so it
-/// is registered as a pipeline that parses them).
-void registerSymbolizePipeline();
 
 } // namespace mlir::stage
 

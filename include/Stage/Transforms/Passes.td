@@ -48,6 +48,28 @@ def StageAutodiff : Pass<"stage-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::stage::StageDialect"];
 }
 
+def StageSymbolize : Pass<"stage-symbolize", "::mlir::ModuleOp"> {
+  let summary = "Name the static extents of an imported graph";
+  let description = [{
+    An imported graph has constant extents (768, 3072); the sharding rules,
+    the micro-batching and the reports work on named ones (D, F, B). The
+    options are the symbols and their values:
+    `stage-symbolize="B=8,S=128,D=768,H=12,F=3072"` (or
+    `symbols=B=8,S=128,...`). Every tensor dimension is a slot; slots that
+    the ops make equal form one class, named, in this order, by a
+    `stage.dims` annotation on the input or weight it starts from, by the
+    one symbol whose value is its extent, or by a reshape or concat relating
+    it to named classes (`D/H`, `B*S`); otherwise it keeps its constant. A
+    class two symbols could name and no rule decides is an error listing the
+    candidates (docs/Frontends.md).
+  }];
+  let options = [
+    ListOption<"symbols", "symbols", "std::string",
+               "The symbols and their values, as in B=8,S=128,D=768">,
+  ];
+  let dependentDialects = ["::mlir::stage::StageDialect"];
+}
+
 def StageRecompute : Pass<"stage-recompute", "::mlir::ModuleOp"> {
   let summary = "Choose which activations the backward recomputes";
   let description = [{

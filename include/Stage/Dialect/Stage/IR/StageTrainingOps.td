@@ -12,6 +12,18 @@ def Stage_OptimizerKind : I32EnumAttr<"OptimizerKind", "optimizer", [
   let cppNamespace = "::mlir::stage";
 }
 
+// The values of stage-recompute's and stage-autodiff's options.
+def Stage_RecomputePolicy : I32EnumAttr<"RecomputePolicy", "recomputation", [
+    I32EnumAttrCase<"none", 0>, I32EnumAttrCase<"selective", 1>,
+    I32EnumAttrCase<"full", 2>]> {
+  let cppNamespace = "::mlir::stage";
+}
+
+def Stage_TrainingPrecision : I32EnumAttr<"TrainingPrecision", "training precision", [
+    I32EnumAttrCase<"mixed", 0>, I32EnumAttrCase<"fp32", 1>]> {
+  let cppNamespace = "::mlir::stage";
+}
+
 def Stage_DropoutOp : Stage_ComputeOp<"dropout", [AllTypesMatch<["input", "result"]>]> {
   let summary = "dropout, returning the kept-element mask for the backward";
   let description = [{
