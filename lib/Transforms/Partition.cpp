@@ -5,6 +5,7 @@
 #include "ShardingRules.h"
 
 #include "Stage/Analysis/CommAnalysis.h"
+#include "Stage/Dialect/Stage/IR/ShardingLayout.h"
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -24,30 +25,6 @@ using namespace mlir::stage;
 
 namespace {
 
-using AxisList = SmallVector<std::string>;
-
-struct Layout {
-  SmallVector<AxisList> dims;
-  AxisList partial;
-
-  static Layout of(ShardingAttr s) {
-    Layout l;
-    for (unsigned d = 0; d < s.getRank(); ++d)
-      l.dims.push_back(s.getDimAxes(d));
-    l.partial = s.getPartialAxes();
-    return l;
-  }
-  ShardingAttr attr(MLIRContext *ctx) const {
-    return makeSharding(ctx, dims, partial);
-  }
-  int dimOf(StringRef axis) const {
-    for (auto [d, axes] : llvm::enumerate(dims))
-      if (llvm::is_contained(axes, axis))
-        return int(d);
-    return -1;
-  }
-};
-
 /// Builds the chain of collectives that turns one sharding into another.
 class Resharder {
 public:
@@ -56,7 +33,8 @@ public:
 
   Value run(Value v, ShardingAttr from, ShardingAttr to) {
     MLIRContext *ctx = b.getContext();
-    Layout cur = Layout::of(from), want = Layout::of(to);
+    ShardingLayout cur = ShardingLayout::of(from),
+                   want = ShardingLayout::of(to);
     // 1. Pending partial sums: reduce-scatter into the dimension the target
     //    splits by the axis, then all-reduce the rest.
     AxisList reduceAll;
@@ -151,7 +129,7 @@ private:
     SmallVector<StringRef> refs(names.begin(), names.end());
     return b.getStrArrayAttr(refs);
   }
-  Value emit(Operation *op, const Layout &l) {
+  Value emit(Operation *op, const ShardingLayout &l) {
     setResultShardings(op, {l.attr(b.getContext())});
     if (!first)
       first = op;

@@ -1,22 +1,18 @@
 //===- Shard.cpp - Shardings for every value from the plan ----------------===//
 //
-// Values keep the sharding the rules give their type. For each op, every
-// grid axis is assigned to at most one factor of the op's index space (or
-// to none) so that the bytes moved are smallest: resharding operands to what
-// the assignment needs, plus resharding the result it produces to the
-// sharding the result keeps. Weight gradients may stay partial sums over
-// the data-parallel axes; everything else is resolved right after its op.
+// The pass, the shardings values keep, and the ops the planner shards by
+// hand (Planner.h; PlannerFactors.cpp chooses the factors of the others).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Stage/Transforms/Passes.h"
 
-#include "FactorModel.h"
 #include "PlanSetup.h"
-#include "ShardingRules.h"
+#include "Planner.h"
 
 #include "Stage/Analysis/Bindings.h"
 #include "Stage/Analysis/ParameterAnalysis.h"
+#include "Stage/Dialect/Stage/IR/ShardingLayout.h"
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
 
@@ -36,108 +32,7 @@ using namespace mlir::stage;
 
 namespace {
 
-using AxisList = SmallVector<std::string>;
-
 /// A sharding as plain vectors, for building.
-struct Layout {
-  SmallVector<AxisList> dims;
-  AxisList partial;
-
-  static Layout of(ShardingAttr s, unsigned rank) {
-    Layout l;
-    l.dims.resize(rank);
-    if (!s)
-      return l;
-    for (unsigned d = 0; d < rank && d < s.getRank(); ++d)
-      l.dims[d] = s.getDimAxes(d);
-    l.partial = s.getPartialAxes();
-    return l;
-  }
-  /// The attribute, with the axes of each dimension and the partial axes
-  /// in grid order: a dimension's axes form a set, so equal sets compare
-  /// equal.
-  ShardingAttr attr(MLIRContext *ctx) const {
-    return makeSharding(ctx, dims, partial);
-  }
-  /// The dimension `axis` splits, or -1.
-  int dimOf(StringRef axis) const {
-    for (auto [d, axes] : llvm::enumerate(dims))
-      if (llvm::is_contained(axes, axis))
-        return int(d);
-    return -1;
-  }
-  bool isPartial(StringRef axis) const {
-    return llvm::is_contained(partial, axis);
-  }
-};
-
-class Planner {
-public:
-  Planner(const ShardingRules &rules, MLIRContext *ctx)
-      : rules(rules), ctx(ctx) {}
-
-  LogicalResult planBlock(Block &block);
-
-  /// Plans again knowing every gather the previous round needed: a gather
-  /// several consumers share (the input of the q, k and v projections, and
-  /// of their three weight gradients) is paid once.
-  void nextRound() {
-    paid = std::move(gathered);
-    gathered.clear();
-    moved.clear();
-  }
-
-private:
-  LogicalResult planOp(Operation *op);
-  LogicalResult planWithModel(Operation *op, const FactorModel &m);
-  LogicalResult planRepeat(RepeatOp op);
-  LogicalResult planMicrobatches(MicrobatchesOp op);
-  LogicalResult planOptimizer(OptimizerStepOp op);
-  void planDispatchLike(Operation *op);
-
-  /// The sharding a value keeps: the rules', or for weight gradients the
-  /// weight's with the data-parallel axes pending (ZeRO >= 2: partitioned).
-  ShardingAttr keptSharding(Value v);
-  ShardingAttr current(Value v) {
-    if (ShardingAttr s = getSharding(v))
-      return s;
-    return rules.getDesired(cast<SymTensorType>(v.getType()));
-  }
-  /// The sharding a frontend's plan gives `v`, if any.
-  static ShardingAttr planSharding(Value v) {
-    Operation *def = v.getDefiningOp();
-    return def ? getPlanSharding(def) : ShardingAttr();
-  }
-  /// A weight's sharding: the frontend plan's, else the rules'.
-  ShardingAttr weightSharding(Value weight) {
-    if (ShardingAttr s = planSharding(weight))
-      return s;
-    return rules.getDesired(cast<SymTensorType>(weight.getType()));
-  }
-  ShardingAttr weightGradSharding(Value grad, ArrayRef<std::string> partial);
-  /// How a value the backward keeps is stored: as it is, or (keep-gathered)
-  /// as the gathered copy the forward already made of it.
-  ShardingAttr storedSharding(Value v, Block *block);
-  /// Notes that `v` reaches a consumer in `block` by an all-to-all.
-  void recordMove(Value v, Block *block, ShardingAttr need);
-  void markGradients(MicrobatchesOp op);
-
-  double bytes(Value v) { return rules.getBytes(cast<SymTensorType>(v.getType())); }
-  int64_t degree(StringRef axis) { return rules.getDegree(axis); }
-
-  const ShardingRules &rules;
-  MLIRContext *ctx;
-  /// Weight gradients, each with the sharding of its weight.
-  llvm::DenseMap<Value, ShardingAttr> gradients;
-  bool failedZero = false;
-  /// Gathers already needed in a block, (value, axis): the next consumer of
-  /// the same value gets the gathered copy for free (q, k and v projections
-  /// share the gathered input, as in Megatron).
-  std::set<std::tuple<void *, std::string, Block *>> gathered, paid;
-  /// Values a consumer in a block reads after an all-to-all (the tokens an
-  /// expert layer receives), with the sharding it reads them in.
-  std::map<std::pair<void *, Block *>, ShardingAttr> moved;
-};
 
 } // namespace
 
@@ -164,7 +59,7 @@ ShardingAttr Planner::weightGradSharding(Value grad,
     }
     return *z;
   }
-  Layout l = Layout::of(w, t.getRank());
+  ShardingLayout l = ShardingLayout::of(w, t.getRank());
   for (const std::string &a : rules.getPlan().axes)
     if (a != "pp" && degree(a) > 1 && l.dimOf(a) < 0 &&
         llvm::is_contained(partial, a))
@@ -180,7 +75,7 @@ ShardingAttr Planner::storedSharding(Value v, Block *block) {
     return it->second;
   if (!rules.getPlan().keepGathered)
     return s;
-  Layout l = Layout::of(s, s.getRank());
+  ShardingLayout l = ShardingLayout::of(s, s.getRank());
   for (AxisList &axes : l.dims)
     llvm::erase_if(axes, [&](const std::string &a) {
       return gathered.count({v.getAsOpaquePointer(), a, block}) > 0;
@@ -236,245 +131,6 @@ void Planner::markGradients(MicrobatchesOp op) {
 }
 
 //===----------------------------------------------------------------------===//
-// The assignment of axes to factors
-//===----------------------------------------------------------------------===//
-
-/// How much more moving a weight costs than moving as many activation bytes.
-static constexpr double kWeightMovePenalty = 1e6;
-
-/// Whether every use of `v` adds it to something (so a partial sum can wait).
-static bool feedsOnlyAdds(Value v) {
-  return !v.use_empty() && llvm::all_of(v.getUsers(), [](Operation *user) {
-    auto add = dyn_cast<EwiseOp>(user);
-    return add && add.getKind() == EwiseKind::add;
-  });
-}
-
-LogicalResult Planner::planWithModel(Operation *op, const FactorModel &m) {
-  unsigned nOperands = op->getNumOperands(), nResults = op->getNumResults();
-  SmallVector<Layout> cur, want;
-  SmallVector<bool> isWeight;
-  for (Value v : op->getOperands()) {
-    // FSDP (ZeRO-3): a weight is gathered whole before each use; the op
-    // plans with the weight's own sharding.
-    bool weight = bool(getSourceParam(v));
-    isWeight.push_back(weight);
-    ShardingAttr s = weight && rules.getPlan().zeroStage >= 3
-                         ? rules.getDesired(cast<SymTensorType>(v.getType()))
-                         : current(v);
-    cur.push_back(Layout::of(s, m.operands[cur.size()].size()));
-  }
-  for (Value r : op->getResults()) {
-    want.push_back(Layout::of(keptSharding(r), m.results[want.size()].size()));
-    if (feedsOnlyAdds(r))
-      want.back().partial = rules.getPlan().axes;
-  }
-
-  // Partial sums pass through linear ops when every operand is partial over
-  // the same axes; otherwise operands are resolved first.
-  AxisList passPartial;
-  if (m.linear && nOperands) {
-    // A sum of partial sums over the same axes is one; extra axes of one
-    // operand are resolved first.
-    passPartial = cur[0].partial;
-    for (unsigned i = 1; i < nOperands; ++i)
-      llvm::erase_if(passPartial, [&](const std::string &a) {
-        return !cur[i].isPartial(a);
-      });
-    if (op->getNumOperands() == 2 && isa<EinsumOp>(op)) {
-      // An einsum is linear in each operand: one partial operand is enough.
-      passPartial = cur[0].partial.empty() ? cur[1].partial : cur[0].partial;
-      if (!cur[0].partial.empty() && !cur[1].partial.empty())
-        passPartial.clear();
-    }
-  }
-
-  auto factorOf = [&](const Layout &l, ArrayRef<int> factors,
-                      StringRef axis) -> int {
-    int d = l.dimOf(axis);
-    return d < 0 ? -1 : factors[d];
-  };
-  std::map<std::string, int> choice; // axis -> factor (-1: none)
-  for (const std::string &axis : rules.getPlan().axes) {
-    int64_t n = degree(axis);
-    if (n <= 1 || llvm::is_contained(passPartial, axis))
-      continue;
-    double g = double(n - 1) / double(n);
-    // Bytes a rank holds of a value in a layout.
-    auto local = [&](Value v, const Layout &l) {
-      double b = bytes(v);
-      for (const AxisList &axes : l.dims)
-        for (const std::string &a : axes)
-          b /= double(degree(a));
-      return b;
-    };
-    SmallVector<int> candidates{-1};
-    for (unsigned i = 0; i < nOperands; ++i)
-      if (int f = factorOf(cur[i], m.operands[i], axis); f >= 0)
-        candidates.push_back(f);
-    for (unsigned j = 0; j < nResults; ++j)
-      if (int f = factorOf(want[j], m.results[j], axis); f >= 0)
-        candidates.push_back(f);
-    // A weight gradient is a partial sum over its data-parallel axes: each
-    // rank computes it from its own tokens, and the sum is reduced (ZeRO-2
-    // reduce-scatters it into the rank's shard). Such an axis stays on the
-    // tokens: it neither splits the gradient (which would move activations
-    // to the shards) nor leaves (which would gather every rank's tokens).
-    bool gradientOverData = false;
-    for (unsigned j = 0; j < nResults; ++j) {
-      Value r = op->getResult(j);
-      gradientOverData |=
-          gradients.contains(r) &&
-          llvm::is_contained(rules.getDataAxes(gradients.lookup(r)), axis);
-    }
-    auto sumsTokens = [&](int f) {
-      if (f < 0 || m.frozen.test(f) || !m.summable.test(f))
-        return false;
-      return llvm::none_of(m.results, [&](ArrayRef<int> res) {
-        return llvm::is_contained(res, f);
-      });
-    };
-    if (gradientOverData && llvm::any_of(candidates, sumsTokens))
-      llvm::erase_if(candidates, [&](int f) { return !sumsTokens(f); });
-    for (unsigned i = 0; i < nOperands; ++i)
-      if (int f = factorOf(cur[i], m.operands[i], axis);
-          f >= 0 && m.keepSplit.test(f))
-        candidates.assign({f});
-    double bestCost = 0;
-    int best = -2;
-    for (int f : candidates) {
-      if (f >= 0 && m.frozen.test(f))
-        continue;
-      double cost = 0;
-      for (unsigned i = 0; i < nOperands; ++i) {
-        int has = factorOf(cur[i], m.operands[i], axis);
-        bool present = f >= 0 && llvm::is_contained(m.operands[i], f);
-        std::tuple<void *, std::string, Block *> key{
-            op->getOperand(i).getAsOpaquePointer(), axis, op->getBlock()};
-        bool shared = gathered.count(key) || paid.count(key);
-        double held = local(op->getOperand(i), cur[i]);
-        // Weights are stationary: a plan moves activations to the weights
-        // (Megatron's tensor parallelism), never weights to activations.
-        if (isWeight[i])
-          held *= kWeightMovePenalty;
-        if (has >= 0 && has != f && !(shared && !present))
-          cost += held * (present ? g : double(n - 1)); // a2a / gather
-        if (cur[i].isPartial(axis))
-          cost += 2 * held * g;
-      }
-      for (unsigned j = 0; j < nResults; ++j) {
-        int keep = factorOf(want[j], m.results[j], axis);
-        bool present = f >= 0 && llvm::is_contained(m.results[j], f);
-        bool summed = f >= 0 && !present && m.summable.test(f);
-        double b = local(op->getResult(j), want[j]);
-        // Each rank computes its own shard of a weight gradient whole: no
-        // reduction over an axis that splits the weight (ZeRO's partitions
-        // of the gradient over the data axes are reduce-scatters, as meant).
-        if (summed && keep >= 0 && gradients.contains(op->getResult(j))) {
-          auto t = cast<SymTensorType>(op->getResult(j).getType());
-          if (Layout::of(gradients.lookup(op->getResult(j)), t.getRank())
-                  .dimOf(axis) >= 0)
-            b *= kWeightMovePenalty;
-        }
-        if (summed) {
-          if (!want[j].isPartial(axis)) // reduce-scatter / all-reduce
-            cost += keep >= 0 ? b * double(n - 1) : 2 * b * g;
-        } else if (present && keep != f) {
-          cost += keep >= 0 ? b * g : b * double(n - 1); // all-to-all / gather
-        }
-      }
-      // Ties: the layout the results keep, then that of the largest
-      // operand, then the first candidate.
-      auto preference = [&](int factor) {
-        double w = 0;
-        if (factor < 0)
-          return w;
-        for (unsigned j = 0; j < nResults; ++j)
-          if (factorOf(want[j], m.results[j], axis) == factor)
-            w = 1e300;
-        for (unsigned i = 0; i < nOperands; ++i)
-          if (factorOf(cur[i], m.operands[i], axis) == factor)
-            w = std::max(w, bytes(op->getOperand(i)));
-        return w;
-      };
-      if (best == -2 || cost < bestCost - 1e-9 ||
-          (std::abs(cost - bestCost) <= 1e-9 && f != best &&
-           preference(f) > preference(best))) {
-        best = f;
-        bestCost = cost;
-      }
-    }
-    choice[axis] = best < -1 ? -1 : best;
-  }
-
-  auto axesOf = [&](int factor) {
-    AxisList axes;
-    if (factor < 0)
-      return axes;
-    for (const std::string &a : rules.getPlan().axes)
-      if (auto it = choice.find(a); it != choice.end() && it->second == factor)
-        axes.push_back(a);
-    return axes;
-  };
-  SmallVector<ShardingAttr> needs, natural, kept;
-  for (unsigned i = 0; i < nOperands; ++i) {
-    Layout l;
-    for (int f : m.operands[i])
-      l.dims.push_back(axesOf(f));
-    l.partial = passPartial;
-    needs.push_back(l.attr(ctx));
-    for (const std::string &a : rules.getPlan().axes) {
-      if (cur[i].dimOf(a) >= 0 && l.dimOf(a) < 0)
-        gathered.insert({op->getOperand(i).getAsOpaquePointer(), a,
-                         op->getBlock()});
-    }
-    recordMove(op->getOperand(i), op->getBlock(), needs.back());
-  }
-  for (unsigned j = 0; j < nResults; ++j) {
-    Layout l;
-    for (int f : m.results[j])
-      l.dims.push_back(axesOf(f));
-    l.partial = passPartial;
-    for (const std::string &a : rules.getPlan().axes) {
-      auto it = choice.find(a);
-      if (it == choice.end() || it->second < 0)
-        continue;
-      bool present = llvm::is_contained(m.results[j], it->second);
-      if (!present && m.summable.test(it->second))
-        l.partial.push_back(a);
-    }
-    natural.push_back(l.attr(ctx));
-    Value r = op->getResult(j);
-    kept.push_back(gradients.contains(r) ? weightGradSharding(r, l.partial)
-                                         : keptSharding(r));
-    // Partial sums that are only added up stay partial: the sum is resolved
-    // once (the gradients of the q, k and v projections, as one fused
-    // projection would). A value nobody reads, or only the loss marker, is
-    // not resharded, unless it is the program's output.
-    bool onlyLoss =
-        !isProgramOutput(op) &&
-        llvm::all_of(r.getUsers(), [](Operation *u) { return isa<LossOp>(u); });
-    if (onlyLoss || (!l.partial.empty() && feedsOnlyAdds(r))) {
-      kept.back() = natural.back();
-      continue;
-    }
-    // A partial sum the result may keep stays one.
-    if (!l.partial.empty()) {
-      Layout k = Layout::of(kept.back(), l.dims.size());
-      bool keepsPartial = llvm::all_of(l.partial, [&](const std::string &a) {
-        return k.isPartial(a);
-      });
-      if (keepsPartial && k.dims == l.dims)
-        kept.back() = natural.back();
-    }
-  }
-  setOperandShardings(op, needs);
-  setResultShardings(op, kept);
-  setNaturalShardings(op, natural, kept);
-  return success();
-}
-
-//===----------------------------------------------------------------------===//
 // Ops sharded by hand
 //===----------------------------------------------------------------------===//
 
@@ -490,12 +146,12 @@ void Planner::planDispatchLike(Operation *op) {
     return axes;
   };
   auto bufferLayout = [&](ShardingAttr tokens) {
-    Layout l;
+    ShardingLayout l;
     l.dims = {{}, tokenAxes(tokens), tokens.getDimAxes(tokens.getRank() - 1)};
     return l.attr(ctx);
   };
   auto withoutLast = [&](ShardingAttr tokens) {
-    Layout l = Layout::of(tokens, tokens.getRank());
+    ShardingLayout l = ShardingLayout::of(tokens, tokens.getRank());
     l.dims.back().clear();
     l.partial.clear();
     return l.attr(ctx);
@@ -529,8 +185,8 @@ void Planner::planDispatchLike(Operation *op) {
 }
 
 void Planner::recordMove(Value v, Block *block, ShardingAttr need) {
-  Layout has = Layout::of(current(v), need.getRank()),
-         wants = Layout::of(need, need.getRank());
+  ShardingLayout has = ShardingLayout::of(current(v), need.getRank()),
+                 wants = ShardingLayout::of(need, need.getRank());
   if (!wants.partial.empty())
     return;
   for (const std::string &a : rules.getPlan().axes)
@@ -551,7 +207,7 @@ LogicalResult Planner::planRepeat(RepeatOp op) {
   for (Value slice : op.getSlices()) {
     ShardingAttr s = current(slice);
     needs.push_back(s);
-    Layout l = Layout::of(s, s.getRank());
+    ShardingLayout l = ShardingLayout::of(s, s.getRank());
     l.dims.erase(l.dims.begin());
     args.push_back(l.attr(ctx));
   }
@@ -569,7 +225,7 @@ LogicalResult Planner::planRepeat(RepeatOp op) {
     }
     ShardingAttr s = storedSharding(v, yield->getBlock());
     yieldNeeds.push_back(s);
-    Layout l = Layout::of(s, s.getRank());
+    ShardingLayout l = ShardingLayout::of(s, s.getRank());
     l.dims.insert(l.dims.begin(), AxisList());
     results.push_back(l.attr(ctx));
   }
@@ -676,10 +332,12 @@ LogicalResult Planner::planOp(Operation *op) {
   if (isa<CollectiveOpInterface>(op))
     return op->emitOpError("is already a collective: stage-shard runs once, "
                            "before stage-partition");
-  FailureOr<FactorModel> m = getFactorModel(op, rules.replicatesKV());
-  if (failed(m))
+  auto rule = dyn_cast<ShardingRuleOpInterface>(op);
+  if (!rule)
     return op->emitOpError("has no sharding rule");
-  return planWithModel(op, *m);
+  ShardingRuleOptions options;
+  options.replicateKV = rules.replicatesKV();
+  return planWithModel(op, rule.getShardingRule(options));
 }
 
 LogicalResult Planner::planBlock(Block &block) {

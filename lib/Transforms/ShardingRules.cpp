@@ -15,22 +15,6 @@ static const std::pair<Role, const char *> kRoleNames[] = {
     {Role::Vocab, "vocab"},       {Role::Experts, "experts"},
 };
 
-ShardingAttr mlir::stage::makeSharding(MLIRContext *ctx,
-                                       ArrayRef<SmallVector<std::string>> dims,
-                                       ArrayRef<std::string> partial) {
-  auto sorted = [](ArrayRef<std::string> in) {
-    SmallVector<std::string> l(in.begin(), in.end());
-    llvm::sort(l, [](const std::string &a, const std::string &b) {
-      return sym::symbolRank(a) < sym::symbolRank(b);
-    });
-    return l;
-  };
-  SmallVector<SmallVector<std::string>> d;
-  for (const auto &l : dims)
-    d.push_back(sorted(l));
-  return ShardingAttr::get(ctx, d, sorted(partial));
-}
-
 const char *mlir::stage::getRoleName(Role r) {
   for (auto [role, name] : kRoleNames)
     if (role == r)
@@ -191,7 +175,7 @@ ShardingAttr ShardingRules::getDesired(SymTensorType t, bool tokenIds) const {
     if (best >= 0)
       dims[best].push_back(axis);
   }
-  return makeSharding(t.getContext(), dims, {});
+  return getCanonicalSharding(t.getContext(), dims, {});
 }
 
 SmallVector<std::string>
@@ -234,7 +218,7 @@ ShardingRules::getZeroSharding(Location loc, SymTensorType t,
     // The ZeRO partition is the innermost split, so gathering it keeps the
     // model-parallel split of the same dimension.
     dims[d].append(group.begin(), group.end());
-    return makeSharding(t.getContext(), dims, {});
+    return getCanonicalSharding(t.getContext(), dims, {});
   }
   std::string shape;
   for (unsigned d = 0; d < t.getRank(); ++d)

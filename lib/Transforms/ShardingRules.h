@@ -11,6 +11,7 @@
 #ifndef STAGE_LIB_TRANSFORMS_SHARDINGRULES_H
 #define STAGE_LIB_TRANSFORMS_SHARDINGRULES_H
 
+#include "Stage/Dialect/Stage/IR/ShardingLayout.h"
 #include "Stage/Dialect/Stage/IR/StageOps.h"
 
 #include <map>
@@ -55,12 +56,6 @@ struct ParallelPlan {
     return it == degree.end() ? 1 : it->second;
   }
 };
-
-/// A sharding with the axes of each dimension (a set) and the partial axes
-/// in one fixed order, so that equal distributions are equal attributes.
-ShardingAttr makeSharding(MLIRContext *ctx,
-                          ArrayRef<SmallVector<std::string>> dims,
-                          ArrayRef<std::string> partial);
 
 class ShardingRules {
 public:

@@ -18,8 +18,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FactorModel.h"
-
 #include "Stage/Analysis/Bindings.h"
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
@@ -168,9 +166,10 @@ void Symbolizer::collect(Operation *op) {
                                    {slot(sl.getResult(), sl.getDim())},
                                    /*sum=*/false, whole / part});
   }
-  FailureOr<FactorModel> m = getFactorModel(op, /*replicateKV=*/false);
-  if (failed(m))
+  auto rule = dyn_cast<ShardingRuleOpInterface>(op);
+  if (!rule)
     return;
+  FactorModel m = rule.getShardingRule(ShardingRuleOptions());
   // A slice or concat keeps every dimension but its own.
   int64_t own = -1;
   if (auto s = dyn_cast<SliceOp>(op))
@@ -188,9 +187,9 @@ void Symbolizer::collect(Operation *op) {
         unite(it->second, s);
     }
   };
-  for (auto [v, f] : llvm::zip(op->getOperands(), m->operands))
+  for (auto [v, f] : llvm::zip(op->getOperands(), m.operands))
     add(v, f);
-  for (auto [v, f] : llvm::zip(op->getResults(), m->results))
+  for (auto [v, f] : llvm::zip(op->getResults(), m.results))
     add(v, f);
 }
 

@@ -4,11 +4,16 @@
 
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
+namespace mlir::stage::test {
+void registerTestShardingRulesPass();
+} // namespace mlir::stage::test
+
 int main(int argc, char **argv) {
   mlir::stage::hideLibraryOptions();
   mlir::DialectRegistry registry;
   mlir::stage::registerAllDialects(registry);
   mlir::stage::registerAllPasses();
+  mlir::stage::test::registerTestShardingRulesPass();
   mlir::stage::setDiagnosticDefaults();
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "stage optimizer: symbolic tensor graphs of LLM workloads\n",

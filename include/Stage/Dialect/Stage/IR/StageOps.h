@@ -6,6 +6,7 @@
 #include "Stage/Dialect/Stage/IR/StageAttrs.h"
 #include "Stage/Dialect/Stage/IR/StageCost.h"
 #include "Stage/Dialect/Stage/IR/StageGradient.h"
+#include "Stage/Dialect/Stage/Interfaces/ShardingRuleInterface.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinOps.h"

@@ -7,6 +7,7 @@ include "Stage/Dialect/Stage/IR/StageBase.td"
 include "Stage/Dialect/Stage/IR/StageAttrs.td"
 include "Stage/Dialect/Stage/IR/StageTypes.td"
 include "Stage/Dialect/Stage/IR/StageInterfaces.td"
+include "Stage/Dialect/Stage/Interfaces/ShardingRuleInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/IR/RegionKindInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -141,7 +142,12 @@ class Stage_ComputeOp<string mnemonic, list<Trait> traits = []>
         [Pure, DeclareOpInterfaceMethods<Stage_CostOpInterface>,
          DeclareOpInterfaceMethods<Stage_AutodiffOpInterface>])>;
 
-def Stage_EinsumOp : Stage_ComputeOp<"einsum"> {
+// A compute op that stage-shard splits by its sharding rule.
+class Stage_ShardedOp<string mnemonic, list<Trait> traits = []>
+    : Stage_ComputeOp<mnemonic, !listconcat(traits,
+        [DeclareOpInterfaceMethods<Stage_ShardingRuleOpInterface>])>;
+
+def Stage_EinsumOp : Stage_ShardedOp<"einsum"> {
   let summary = "a contraction in Einstein notation";
   let description = [{
     Every contraction of the model: projections, attention scores, experts.
@@ -173,7 +179,7 @@ def Stage_EinsumOp : Stage_ComputeOp<"einsum"> {
   }];
 }
 
-def Stage_EwiseOp : Stage_ComputeOp<"ewise"> {
+def Stage_EwiseOp : Stage_ShardedOp<"ewise"> {
   let summary = "an elementwise operation";
   let description = [{
     Applies `kind` elementwise. Operands have the result's shape or a suffix
@@ -202,7 +208,7 @@ def Stage_EwiseOp : Stage_ComputeOp<"ewise"> {
   }];
 }
 
-def Stage_ReduceOp : Stage_ComputeOp<"reduce"> {
+def Stage_ReduceOp : Stage_ShardedOp<"reduce"> {
   let summary = "a reduction over some dimensions";
   let description = [{
     ```mlir
@@ -218,7 +224,7 @@ def Stage_ReduceOp : Stage_ComputeOp<"reduce"> {
   let hasVerifier = 1;
 }
 
-def Stage_SoftmaxOp : Stage_ComputeOp<"softmax", [SameOperandsAndResultType]> {
+def Stage_SoftmaxOp : Stage_ShardedOp<"softmax", [SameOperandsAndResultType]> {
   let summary = "softmax along one dimension";
   let description = [{
     ```mlir
@@ -231,7 +237,7 @@ def Stage_SoftmaxOp : Stage_ComputeOp<"softmax", [SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
-def Stage_NormOp : Stage_ComputeOp<"norm", [AttrSizedOperandSegments]> {
+def Stage_NormOp : Stage_ShardedOp<"norm", [AttrSizedOperandSegments]> {
   let summary = "RMS or layer normalization over the last dimension";
   let description = [{
     Normalizes over the last dimension, then scales by `weight` and (layer
@@ -253,7 +259,7 @@ def Stage_NormOp : Stage_ComputeOp<"norm", [AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
-def Stage_RopeOp : Stage_ComputeOp<"rope", [SameOperandsAndResultType]> {
+def Stage_RopeOp : Stage_ShardedOp<"rope", [SameOperandsAndResultType]> {
   let summary = "rotary position embedding over the last dimension";
   let description = [{
     Rotates pairs of the last dimension by position-dependent angles;
@@ -269,7 +275,7 @@ def Stage_RopeOp : Stage_ComputeOp<"rope", [SameOperandsAndResultType]> {
   let assemblyFormat = "$input (`inverse` $inverse^)? attr-dict `:` type($result)";
 }
 
-def Stage_EmbeddingOp : Stage_ComputeOp<"embedding"> {
+def Stage_EmbeddingOp : Stage_ShardedOp<"embedding"> {
   let summary = "rows of a table selected by integer ids";
   let description = [{
     ```mlir
@@ -285,7 +291,7 @@ def Stage_EmbeddingOp : Stage_ComputeOp<"embedding"> {
   let hasVerifier = 1;
 }
 
-def Stage_CrossEntropyOp : Stage_ComputeOp<"cross_entropy"> {
+def Stage_CrossEntropyOp : Stage_ShardedOp<"cross_entropy"> {
   let summary = "mean softmax cross-entropy of logits against labels";
   let description = [{
     The logits' last dimension is the vocabulary; the labels have the other
@@ -304,7 +310,7 @@ def Stage_CrossEntropyOp : Stage_ComputeOp<"cross_entropy"> {
   let hasVerifier = 1;
 }
 
-def Stage_AttentionOp : Stage_ComputeOp<"attention"> {
+def Stage_AttentionOp : Stage_ShardedOp<"attention"> {
   let summary = "fused (flash) scaled dot-product attention";
   let description = [{
     `softmax(q k^T / sqrt(d)) v` in one kernel, layout `[batch, seq, heads,
@@ -333,7 +339,7 @@ def Stage_AttentionOp : Stage_ComputeOp<"attention"> {
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def Stage_ReshapeOp : Stage_ComputeOp<"reshape"> {
+def Stage_ReshapeOp : Stage_ShardedOp<"reshape"> {
   let summary = "the same elements in another shape";
   let description = [{
     The element counts of operand and result must be equal as symbolic
@@ -349,7 +355,7 @@ def Stage_ReshapeOp : Stage_ComputeOp<"reshape"> {
   let hasVerifier = 1;
 }
 
-def Stage_TransposeOp : Stage_ComputeOp<"transpose"> {
+def Stage_TransposeOp : Stage_ShardedOp<"transpose"> {
   let summary = "a permutation of the dimensions";
   let description = [{
     Result dimension `i` is operand dimension `permutation[i]`.
@@ -366,7 +372,7 @@ def Stage_TransposeOp : Stage_ComputeOp<"transpose"> {
   let hasVerifier = 1;
 }
 
-def Stage_SliceOp : Stage_ComputeOp<"slice"> {
+def Stage_SliceOp : Stage_ShardedOp<"slice"> {
   let summary = "a contiguous range of one dimension";
   let description = [{
     ```mlir
@@ -384,7 +390,7 @@ def Stage_SliceOp : Stage_ComputeOp<"slice"> {
   let hasVerifier = 1;
 }
 
-def Stage_ConcatOp : Stage_ComputeOp<"concat"> {
+def Stage_ConcatOp : Stage_ShardedOp<"concat"> {
   let summary = "operands joined along one dimension";
   let description = [{
     ```mlir
@@ -401,7 +407,7 @@ def Stage_ConcatOp : Stage_ComputeOp<"concat"> {
   let hasVerifier = 1;
 }
 
-def Stage_BroadcastOp : Stage_ComputeOp<"broadcast"> {
+def Stage_BroadcastOp : Stage_ShardedOp<"broadcast"> {
   let summary = "new dimensions by replication";
   let description = [{
     `dims` lists the result dimensions that are new; the others are the
@@ -423,7 +429,7 @@ def Stage_BroadcastOp : Stage_ComputeOp<"broadcast"> {
 // Mixture of experts
 //===----------------------------------------------------------------------===//
 
-def Stage_TopKOp : Stage_ComputeOp<"topk"> {
+def Stage_TopKOp : Stage_ShardedOp<"topk"> {
   let summary = "top-k gating: weights and expert ids per token";
   let description = [{
     Selects the `k` largest router scores of each token (last dimension: the

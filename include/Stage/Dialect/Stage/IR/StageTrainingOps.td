@@ -24,7 +24,7 @@ def Stage_TrainingPrecision : I32EnumAttr<"TrainingPrecision", "training precisi
   let cppNamespace = "::mlir::stage";
 }
 
-def Stage_DropoutOp : Stage_ComputeOp<"dropout", [AllTypesMatch<["input", "result"]>]> {
+def Stage_DropoutOp : Stage_ShardedOp<"dropout", [AllTypesMatch<["input", "result"]>]> {
   let summary = "dropout, returning the kept-element mask for the backward";
   let description = [{
     Zeroes elements at random and scales the rest; the mask (one byte per
@@ -44,7 +44,7 @@ def Stage_DropoutOp : Stage_ComputeOp<"dropout", [AllTypesMatch<["input", "resul
 // Gradients of forward ops
 //===----------------------------------------------------------------------===//
 
-def Stage_SoftmaxGradOp : Stage_ComputeOp<"softmax_grad",
+def Stage_SoftmaxGradOp : Stage_ShardedOp<"softmax_grad",
     [AllTypesMatch<["output", "grad", "result"]>]> {
   let summary = "gradient of softmax: y * (dy - sum(dy * y))";
   let description = [{
@@ -58,7 +58,7 @@ def Stage_SoftmaxGradOp : Stage_ComputeOp<"softmax_grad",
   let hasVerifier = 1;
 }
 
-def Stage_NormGradOp : Stage_ComputeOp<"norm_grad"> {
+def Stage_NormGradOp : Stage_ShardedOp<"norm_grad"> {
   let summary = "gradients of a normalization: input, weight, bias";
   let description = [{
     From the forward input and the output gradient. The parameter gradients
@@ -91,7 +91,7 @@ def Stage_NormGradOp : Stage_ComputeOp<"norm_grad"> {
   }];
 }
 
-def Stage_EmbeddingGradOp : Stage_ComputeOp<"embedding_grad"> {
+def Stage_EmbeddingGradOp : Stage_ShardedOp<"embedding_grad"> {
   let summary = "gradient of the table: rows of the output gradient scatter-added";
   let description = [{
     ```mlir
@@ -107,7 +107,7 @@ def Stage_EmbeddingGradOp : Stage_ComputeOp<"embedding_grad"> {
   let hasVerifier = 1;
 }
 
-def Stage_CrossEntropyGradOp : Stage_ComputeOp<"cross_entropy_grad"> {
+def Stage_CrossEntropyGradOp : Stage_ShardedOp<"cross_entropy_grad"> {
   let summary = "gradient of the mean cross-entropy w.r.t. the logits";
   let description = [{
     `(softmax(logits) - onehot(labels)) / tokens`.
@@ -125,7 +125,7 @@ def Stage_CrossEntropyGradOp : Stage_ComputeOp<"cross_entropy_grad"> {
   let hasVerifier = 1;
 }
 
-def Stage_AttentionGradOp : Stage_ComputeOp<"attention_grad"> {
+def Stage_AttentionGradOp : Stage_ShardedOp<"attention_grad"> {
   let summary = "flash-attention backward: gradients of q, k and v";
   let description = [{
     Recomputes the scores from q and k (no score matrix is stored), then
@@ -149,7 +149,7 @@ def Stage_AttentionGradOp : Stage_ComputeOp<"attention_grad"> {
   let hasVerifier = 1;
 }
 
-def Stage_TopKGradOp : Stage_ComputeOp<"topk_grad"> {
+def Stage_TopKGradOp : Stage_ShardedOp<"topk_grad"> {
   let summary = "gradient of the router scores from the gate weights";
   let description = [{
     Scatters the gate-weight gradients back to the selected experts' scores.
@@ -201,7 +201,7 @@ def Stage_CombineGradOp : Stage_ComputeOp<"combine_grad"> {
   let hasVerifier = 1;
 }
 
-def Stage_PadOp : Stage_ComputeOp<"pad"> {
+def Stage_PadOp : Stage_ShardedOp<"pad"> {
   let summary = "a tensor placed into zeros along one dimension";
   let description = [{
     The inverse of `stage.slice` (its gradient): the result has extent

@@ -1,18 +1,19 @@
-//===- FactorModel.h - Ops as index spaces for sharding ---------*- C++ -*-===//
+//===- ShardingRuleInterface.h - How an op may be split ---------*- C++ -*-===//
 //
 // Most ops are described for sharding like an einsum: every dimension of
 // every operand and result is a "factor" (an index), and splitting a factor
 // over a grid axis splits every dimension that carries it. A factor absent
 // from a result is summed over it (splitting it leaves a partial sum) when
-// the op allows, and must stay unsplit otherwise.
+// the op allows, and must stay unsplit otherwise. Ops give their model
+// through ShardingRuleOpInterface; stage-shard plans with it and
+// stage-symbolize relates dimensions through it.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef STAGE_LIB_TRANSFORMS_FACTORMODEL_H
-#define STAGE_LIB_TRANSFORMS_FACTORMODEL_H
+#ifndef STAGE_DIALECT_STAGE_INTERFACES_SHARDINGRULEINTERFACE_H
+#define STAGE_DIALECT_STAGE_INTERFACES_SHARDINGRULEINTERFACE_H
 
-#include "Stage/Dialect/Stage/IR/StageOps.h"
-
+#include "mlir/IR/OpDefinition.h"
 #include "llvm/ADT/SmallBitVector.h"
 
 namespace mlir::stage {
@@ -39,15 +40,31 @@ struct FactorModel {
     keepSplit.resize(numFactors + 1);
     return numFactors++;
   }
+  /// `n` new factors, in order.
+  SmallVector<int> addFactors(unsigned n) {
+    SmallVector<int> f;
+    for (unsigned i = 0; i < n; ++i)
+      f.push_back(addFactor());
+    return f;
+  }
   void freeze(int f) {
     if (f >= 0)
       frozen.set(f);
   }
+
+  /// `([0, 1], [1, 2]) -> ([0, 2]) summable {1}`: the factors of each
+  /// operand and result, then the sets that are not empty, and `linear`.
+  void print(raw_ostream &os) const;
 };
 
-/// The model of `op`, or failure for ops sharded by hand.
-FailureOr<FactorModel> getFactorModel(Operation *op, bool replicateKV);
+/// What a rule may depend on besides the op: the plan's decisions.
+struct ShardingRuleOptions {
+  /// More tp ranks than kv heads: every rank keeps all kv heads.
+  bool replicateKV = false;
+};
 
 } // namespace mlir::stage
 
-#endif // STAGE_LIB_TRANSFORMS_FACTORMODEL_H
+#include "Stage/Dialect/Stage/Interfaces/ShardingRuleInterface.h.inc"
+
+#endif // STAGE_DIALECT_STAGE_INTERFACES_SHARDINGRULEINTERFACE_H
