@@ -1,0 +1,295 @@
+//===- NodeEmitter.cpp - The nodes of one rank class ----------------------===//
+
+#include "NodeEmitter.h"
+
+#include "Stage/Analysis/CommAnalysis.h"
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <optional>
+
+using namespace mlir;
+using namespace mlir::stage;
+using namespace mlir::stage::chakra;
+
+FailureOr<uint64_t> NodeEmitter::eval(Operation *at, const sym::Expr &e,
+                                      StringRef what) {
+  sym::Result<sym::Rational> v = e.evaluateRational(bindings);
+  if (!v)
+    return at->emitError(what) << ": " << v.error();
+  std::optional<int64_t> c = v->ceilToInt64();
+  if (!c || *c < 0)
+    return at->emitError(what) << ": " << e.str() << " = " << v->str()
+                               << " is not a non-negative 64-bit value";
+  return uint64_t(*c);
+}
+
+Deps NodeEmitter::depsOf(ValueRange values) {
+  llvm::SmallSetVector<uint32_t, 8> set;
+  for (Value v : values) {
+    auto it = env.find(v);
+    if (it == env.end())
+      continue;
+    set.insert(it->second.deps.begin(), it->second.deps.end());
+    // A consumer of a whole stack waits for every slice of it.
+    for (const Deps &slice : it->second.slices)
+      set.insert(slice.begin(), slice.end());
+  }
+  return Deps(set.begin(), set.end());
+}
+
+uint32_t NodeEmitter::addNode(TraceNode node) {
+  // A node waiting on nothing of its own step waits for the previous step.
+  bool inStep =
+      llvm::any_of(node.deps, [&](uint32_t d) { return d >= stepStart; });
+  if (!inStep && barrier >= 0 &&
+      !llvm::is_contained(node.deps, uint32_t(barrier)))
+    node.deps.push_back(uint32_t(barrier));
+  trace.nodes.push_back(std::move(node));
+  if (!addingReduction)
+    lastStepNode = int64_t(trace.nodes.size()) - 1;
+  return trace.nodes.size() - 1;
+}
+
+int NodeEmitter::groupOf(ArrayAttr axes) {
+  SmallVector<int> key;
+  for (Attribute a : axes) {
+    StringRef name = cast<StringAttr>(a).getValue();
+    for (auto [i, axis] : llvm::enumerate(w.axes))
+      if (axis == name)
+        key.push_back(int(i));
+  }
+  llvm::sort(key);
+  for (auto [i, k] : llvm::enumerate(w.groupAxes))
+    if (k == key)
+      return int(i);
+  w.groupAxes.push_back(key);
+  return int(w.groupAxes.size() - 1);
+}
+
+LogicalResult NodeEmitter::emitCompute(Operation *op, Cost cost) {
+  FailureOr<uint64_t> c = eval(op, cost.contractionFlops, "FLOPs");
+  FailureOr<uint64_t> o = eval(op, cost.otherFlops, "FLOPs");
+  FailureOr<uint64_t> b = eval(op, cost.bytes, "bytes");
+  if (failed(c) || failed(o) || failed(b))
+    return failure();
+  Deps deps = depsOf(op->getOperands());
+  if (*c + *o == 0 && *b == 0) {
+    // A view: no kernel, consumers wait for the operands' producers.
+    for (Value r : op->getResults())
+      env[r] = Produced{deps, {}};
+    return success();
+  }
+  TraceNode n;
+  n.kind = NodeKind::Compute;
+  const char *p = isRecomputation(op) ? "rc" : phase;
+  n.name = (Twine(p) + ":" + op->getName().stripDialect()).str();
+  // Consumers divide by these: never 0 (a 0 tensor_size stalls ASTRA-sim).
+  n.flops = std::max<uint64_t>(*c + *o, 1);
+  n.bytes = std::max<uint64_t>(*b, 1);
+  n.micros = micros(double(*c), double(*o), double(*b));
+  n.deps = deps;
+  uint32_t id = addNode(std::move(n));
+  // Collectives within the op (a vocabulary-parallel cross-entropy's),
+  // after its kernel; its result waits for them.
+  for (const ImplicitCollective &c : getImplicitCollectives(op)) {
+    for (Attribute a : c.axes)
+      if (!llvm::is_contained(w.axes, cast<StringAttr>(a).getValue()))
+        return op->emitError("'")
+               << StageDialect::VocabParallelAttrHelper::getNameStr()
+               << "' names axis " << a << ", which the grid does not have";
+    FailureOr<uint64_t> bytes = eval(op, c.bytes, "message size");
+    if (failed(bytes))
+      return failure();
+    id = addCollective((Twine(phase) + ":all_reduce").str(), AllReduce, c.axes,
+                       {id}, *bytes);
+  }
+  for (Value r : op->getResults())
+    env[r] = Produced{{id}, {}};
+  return success();
+}
+
+uint32_t NodeEmitter::addCollective(std::string name, int commType,
+                                    ArrayAttr axes, Deps deps, uint64_t bytes) {
+  TraceNode n;
+  n.kind = NodeKind::Collective;
+  n.name = std::move(name);
+  n.commType = commType;
+  n.group = groupOf(axes);
+  n.bytes = bytes;
+  n.deps = std::move(deps);
+  if (lastComm >= 0 && !llvm::is_contained(n.deps, uint32_t(lastComm)))
+    n.deps.push_back(uint32_t(lastComm));
+  uint32_t id = addNode(std::move(n));
+  lastComm = id;
+  return id;
+}
+
+LogicalResult NodeEmitter::emitComm(Operation *op) {
+  auto comm = cast<CollectiveOpInterface>(op);
+  FailureOr<uint64_t> bytes = eval(op, comm.getCommBytes(), "message size");
+  if (failed(bytes))
+    return failure();
+  if (isa<LocalSplitOp>(op)) {
+    env[op->getResult(0)] = Produced{depsOf(op->getOperands()), {}};
+    return success();
+  }
+  FailureOr<uint32_t> id =
+      addComm(op, depsOf(op->getOperands()), *bytes, phase);
+  if (failed(id))
+    return failure();
+  for (Value r : op->getResults())
+    env[r] = Produced{{*id}, {}};
+  return success();
+}
+
+FailureOr<uint32_t> NodeEmitter::addComm(Operation *op, Deps deps,
+                                         uint64_t bytes, StringRef phaseName) {
+  std::string name = (phaseName + ":" + op->getName().stripDialect()).str();
+  if (bytes == 0)
+    return op->emitError("communicates 0 bytes");
+  if (!isa<SendOp, RecvOp>(op))
+    return addCollective(std::move(name),
+                         isa<AllReduceOp>(op)       ? AllReduce
+                         : isa<AllGatherOp>(op)     ? AllGather
+                         : isa<ReduceScatterOp>(op) ? ReduceScatter
+                                                    : AllToAll,
+                         cast<CollectiveOpInterface>(op).getAxesAttr(),
+                         std::move(deps), bytes);
+  TraceNode n;
+  n.name = std::move(name);
+  n.bytes = bytes;
+  n.deps = std::move(deps);
+  bool slot = !isa<RecvOp>(op);
+  if (slot && lastComm >= 0 && !llvm::is_contained(n.deps, uint32_t(lastComm)))
+    n.deps.push_back(uint32_t(lastComm));
+  if (auto send = dyn_cast<SendOp>(op)) {
+    n.kind = NodeKind::Send;
+    n.shift = send.getShift();
+    n.tag = int64_t(send.getChannel()) * microbatches + microbatch;
+  } else {
+    auto recv = cast<RecvOp>(op);
+    n.kind = NodeKind::Recv;
+    n.shift = recv.getShift();
+    n.tag = int64_t(recv.getChannel()) * microbatches + microbatch;
+  }
+  if (n.tag >= (int64_t(1) << 31))
+    return op->emitError("send/recv tag ")
+           << n.tag << " does not fit in 31 bits";
+  uint32_t id = addNode(std::move(n));
+  if (slot)
+    lastComm = id;
+  return id;
+}
+
+LogicalResult NodeEmitter::emitRepeat(RepeatOp op) {
+  FailureOr<uint64_t> count =
+      eval(op, op.getCount().getValue(), "repeat count");
+  if (failed(count))
+    return failure();
+  unsigned nCarry = op.getNumCarried();
+  SmallVector<Deps> carried;
+  for (Value init : op.getInits())
+    carried.push_back(depsOf(init));
+  // Copies: the body's nodes grow `env`, which moves its entries.
+  std::vector<std::optional<Produced>> stacks;
+  for (Value s : op.getSlices()) {
+    auto it = env.find(s);
+    stacks.push_back(it == env.end() ? std::nullopt
+                                     : std::optional<Produced>(it->second));
+  }
+  Block &body = op.getBodyBlock();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  unsigned nStacked = yield.getValues().size() - nCarry;
+  std::vector<std::vector<Deps>> stacked(nStacked, std::vector<Deps>(*count));
+  for (uint64_t k = 0; k < *count; ++k) {
+    uint64_t i = op.getReverse() ? *count - 1 - k : k;
+    for (unsigned c = 0; c < nCarry; ++c)
+      env[body.getArgument(c)] = Produced{carried[c], {}};
+    for (auto [j, arg] : llvm::enumerate(op.getSliceArgs())) {
+      const std::optional<Produced> &p = stacks[j];
+      Deps d;
+      if (p && !p->slices.empty())
+        d = p->slices[i];
+      else if (p)
+        d = p->deps;
+      env[arg] = Produced{d, {}};
+    }
+    if (failed(emitBlock(body)))
+      return failure();
+    for (unsigned c = 0; c < nCarry; ++c)
+      carried[c] = depsOf(yield.getValues()[c]);
+    for (unsigned s = 0; s < nStacked; ++s)
+      stacked[s][i] = depsOf(yield.getValues()[nCarry + s]);
+    // This layer's slices of the stacked results are complete.
+    if (observer) {
+      SmallVector<Value> stacks;
+      SmallVector<Deps> deps;
+      for (unsigned s = 0; s < nStacked; ++s) {
+        stacks.push_back(op.getResult(nCarry + s));
+        deps.push_back(stacked[s][i]);
+      }
+      if (failed(observer->onLayer(stacks, deps, int64_t(i), int64_t(*count))))
+        return failure();
+    }
+  }
+  if (observer)
+    for (unsigned s = 0; s < nStacked; ++s)
+      observer->onStackDone(op.getResult(nCarry + s));
+  for (unsigned c = 0; c < nCarry; ++c)
+    env[op.getResult(c)] = Produced{carried[c], {}};
+  for (unsigned s = 0; s < nStacked; ++s) {
+    Produced p;
+    p.slices = std::move(stacked[s]);
+    env[op.getResult(nCarry + s)] = std::move(p);
+  }
+  return success();
+}
+
+LogicalResult NodeEmitter::emitOp(Operation *op) {
+  if (isa<ParamOp, InputOp, LossOp, YieldOp, func::ReturnOp>(op))
+    return success();
+  if (auto rep = dyn_cast<RepeatOp>(op))
+    return emitRepeat(rep);
+  if (isa<CollectiveOpInterface>(op))
+    return emitComm(op);
+  if (isa<MicrobatchesOp>(op))
+    return op->emitError("nested micro-batch loops cannot be emitted");
+  if (auto c = dyn_cast<CostOpInterface>(op))
+    return emitCompute(op, c.getCost());
+  return op->emitError("cannot be written to a trace");
+}
+
+LogicalResult NodeEmitter::emitBlock(Block &block) {
+  for (Operation &op : block) {
+    if (failed(emitOp(&op)))
+      return failure();
+    if (observer)
+      for (Value r : op.getResults())
+        if (failed(observer->onValue(r)))
+          return failure();
+  }
+  return success();
+}
+
+uint64_t NodeEmitter::micros(double contraction, double other,
+                             double bytes) const {
+  if (!device)
+    return 0;
+  return std::max<uint64_t>(
+      1, uint64_t(std::ceil(device->seconds(contraction, other, bytes) * 1e6)));
+}
+
+uint32_t NodeEmitter::addVectorNode(StringRef name, uint64_t elements,
+                                    uint64_t bytes, Deps deps) {
+  TraceNode n;
+  n.name = name.str();
+  // Consumers divide by these: never 0.
+  n.flops = std::max<uint64_t>(elements, 1);
+  n.bytes = std::max<uint64_t>(bytes, 1);
+  n.micros = micros(0, double(elements), double(bytes));
+  n.deps = std::move(deps);
+  return addNode(std::move(n));
+}

@@ -1,0 +1,120 @@
+//===- NodeEmitter.h - The nodes of one rank class --------------*- C++ -*-===//
+//
+// Appends the Chakra nodes of ops to one rank class's trace: repeats are
+// unrolled layer by layer, a node depends on the nodes that produced its
+// operands (views produce no node and pass their producers on), the first
+// nodes of a step also wait for the previous step's last node (`barrier`),
+// and communication ops form one chain per rank, so every member of a group
+// issues its collectives in the same order. The schedule expander
+// (Workload.cpp) says which block runs when; a GradientObserver hears when
+// backward values are complete (GradientBuckets.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STAGE_LIB_TARGET_CHAKRA_NODEEMITTER_H
+#define STAGE_LIB_TARGET_CHAKRA_NODEEMITTER_H
+
+#include "Workload.h"
+
+#include "Stage/Dialect/Stage/IR/StageOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir::stage::chakra {
+
+using Deps = SmallVector<uint32_t, 4>;
+
+/// What a value's consumers wait for: its producers, or for a stack, the
+/// producers of each slice.
+struct Produced {
+  Deps deps;
+  std::vector<Deps> slices;
+
+  /// What layer `slice` of `slices` waits for (-1: the whole value).
+  Deps &part(int64_t slice, int64_t slices) {
+    if (slice < 0)
+      return deps;
+    this->slices.resize(slices);
+    return this->slices[slice];
+  }
+};
+
+/// Hears, during a backward step, which values are complete.
+class GradientObserver {
+public:
+  virtual ~GradientObserver() = default;
+  /// Layer `slice` (of `slices`) of each of `stacks` (stacked results of a
+  /// repeat) is complete, with the producers in `deps`.
+  virtual LogicalResult onLayer(ArrayRef<Value> stacks, ArrayRef<Deps> deps,
+                                int64_t slice, int64_t slices) = 0;
+  /// Every layer of `stack` has been reported.
+  virtual void onStackDone(Value stack) = 0;
+  /// `v` is complete (an op's result, or a value the step passes through).
+  virtual LogicalResult onValue(Value v) = 0;
+};
+
+class NodeEmitter {
+public:
+  NodeEmitter(Workload &w, const sym::Bindings &b, const DeviceModel *device)
+      : w(w), bindings(b), device(device) {}
+
+  /// The value of `e` under the bindings, an error at `at` naming `what`
+  /// otherwise.
+  FailureOr<uint64_t> eval(Operation *at, const sym::Expr &e, StringRef what);
+  /// The producers the consumers of `values` wait for.
+  Deps depsOf(ValueRange values);
+
+  LogicalResult emitBlock(Block &block);
+  LogicalResult emitOp(Operation *op);
+
+  /// A compute node not of an op (gradient accumulation), of `elements`
+  /// vector FLOPs and `bytes`.
+  uint32_t addVectorNode(StringRef name, uint64_t elements, uint64_t bytes,
+                         Deps deps);
+  /// The node of communication op `op` with `deps` and `bytes`, named
+  /// `phaseName:op`.
+  FailureOr<uint32_t> addComm(Operation *op, Deps deps, uint64_t bytes,
+                              StringRef phaseName);
+
+  ClassTrace take() { return std::move(trace); }
+
+  /// What each value's consumers wait for.
+  DenseMap<Value, Produced> env;
+  /// The first node of the schedule's current step, and the node the
+  /// step's first nodes wait for (-1: none).
+  uint32_t stepStart = 0;
+  int64_t barrier = -1;
+  /// The last node of the schedule's step (gradient reductions excluded:
+  /// the next step's compute does not wait for them).
+  int64_t lastStepNode = -1;
+  /// While set, nodes added are gradient reductions, outside the step.
+  bool addingReduction = false;
+  /// The micro-batch the step runs (send/recv tags) and their count.
+  int64_t microbatch = 0, microbatches = 1;
+  /// The phase that names the nodes: fwd, bwd, opt.
+  const char *phase = "fwd";
+  /// Told of completed values during a backward step; null otherwise.
+  GradientObserver *observer = nullptr;
+
+  size_t getNumNodes() const { return trace.nodes.size(); }
+
+private:
+  uint32_t addNode(TraceNode node);
+  LogicalResult emitRepeat(RepeatOp op);
+  LogicalResult emitCompute(Operation *op, Cost cost);
+  LogicalResult emitComm(Operation *op);
+  uint32_t addCollective(std::string name, int commType, ArrayAttr axes,
+                         Deps deps, uint64_t bytes);
+  int groupOf(ArrayAttr axes);
+  uint64_t micros(double contraction, double other, double bytes) const;
+
+  Workload &w;
+  const sym::Bindings &bindings;
+  const DeviceModel *device;
+  ClassTrace trace;
+  int64_t lastComm = -1;
+};
+
+} // namespace mlir::stage::chakra
+
+#endif // STAGE_LIB_TARGET_CHAKRA_NODEEMITTER_H
