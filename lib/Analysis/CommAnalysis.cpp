@@ -14,7 +14,7 @@ mlir::stage::getImplicitCollectives(Operation *op) {
   ArrayAttr axes = ce ? getVocabParallelAxes(ce) : ArrayAttr();
   if (!axes || axes.empty())
     return {};
-  auto labels = cast<SymTensorType>(ce.getLabels().getType());
+  auto labels = ce.getLabels().getType();
   sym::Expr stat = labels.getNumElements() * sym::Expr(4);
   return SmallVector<ImplicitCollective>(3, ImplicitCollective{axes, stat});
 }

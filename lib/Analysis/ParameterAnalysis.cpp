@@ -46,7 +46,7 @@ FailureOr<ParameterCounts> mlir::stage::countParameters(Operation *fn) {
     if (auto topk = dyn_cast<TopKOp>(op))
       k = topk.getK().getValue();
     if (auto d = dyn_cast<DispatchOp>(op))
-      e = cast<SymTensorType>(d.getResult().getType()).getDim(0);
+      e = d.getResult().getType().getDim(0);
     if (auto einsum = dyn_cast<EinsumOp>(op))
       for (Value in : einsum.getInputs())
         if (ParamOp p = getSourceParam(in))

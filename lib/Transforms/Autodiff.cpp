@@ -363,7 +363,8 @@ LogicalResult BlockDifferentiator::differentiateRepeat(RepeatOp rep) {
              << i << " has no gradient while another one has";
 
   // The reverse body: carried gradients first, then slices as asked for.
-  auto *body = new Block();
+  // Owned here until the reverse repeat takes it (freed on an error).
+  auto body = std::make_unique<Block>();
   for (Value g : carriedGrads)
     body->addArgument(g.getType(), rep.getLoc());
   RepeatDifferentiator inner(rep, *body, this, activity);
@@ -371,7 +372,6 @@ LogicalResult BlockDifferentiator::differentiateRepeat(RepeatOp rep) {
   for (unsigned i = 0; i < nCarry; ++i)
     inner.addGradient(yield.getValues()[i], body->getArgument(i));
   if (failed(inner.run())) {
-    delete body;
     return failure();
   }
 
@@ -379,7 +379,6 @@ LogicalResult BlockDifferentiator::differentiateRepeat(RepeatOp rep) {
   for (BlockArgument arg : rep.getCarriedArgs()) {
     Value g = inner.getGradient(arg);
     if (!g) {
-      delete body;
       return rep.emitOpError("a carried value's gradient does not reach the "
                              "start of the body");
     }
@@ -392,7 +391,7 @@ LogicalResult BlockDifferentiator::differentiateRepeat(RepeatOp rep) {
       gradSlices.push_back(j);
     }
   OpBuilder yb(rep.getContext());
-  yb.setInsertionPointToEnd(body);
+  yb.setInsertionPointToEnd(body.get());
   YieldOp::create(yb, rep.getLoc(), yields);
 
   // rebuild() replaces `rep`: nothing of it is read after this point.
@@ -408,7 +407,7 @@ LogicalResult BlockDifferentiator::differentiateRepeat(RepeatOp rep) {
                                   forwardRep.getCount(),
                                   opBuilder.getUnitAttr(), carriedGrads,
                                   inner.sliceOperands);
-  reverse.getBody().push_back(body);
+  reverse.getBody().push_back(body.release());
 
   for (unsigned i = 0; i < nCarry; ++i)
     if (needsGradient(forwardRep.getInits()[i]))
@@ -458,10 +457,13 @@ static LogicalResult trainProgram(Block &body, Operation *terminator,
 
   // Activity is keyed by value, so it survives moving the ops below.
   Activity activity(body);
-  auto *fwd = new Block(), *bwd = new Block();
+  // Owned here until the micro-batch loop takes them (freed on an error,
+  // the backward first: its ops read the forward's values).
+  auto fwd = std::make_unique<Block>();
+  auto bwd = std::make_unique<Block>();
   for (Operation *op : forwardOps)
-    op->moveBefore(fwd, fwd->end());
-  b.setInsertionPointToEnd(fwd);
+    op->moveBefore(fwd.get(), fwd->end());
+  b.setInsertionPointToEnd(fwd.get());
   auto fwdYield = YieldOp::create(b, loc);
 
   // One micro-batch holds B/M sequences.
@@ -477,15 +479,15 @@ static LogicalResult trainProgram(Block &body, Operation *terminator,
   auto abandon = [&]() {
     for (Operation *op : forwardOps)
       op->moveBefore(terminator);
-    delete bwd;
-    delete fwd;
+    bwd.reset();
+    fwd.reset();
   };
 
   MicrobatchDifferentiator diff(loc, *fwd, *bwd, nullptr, activity);
   // Seeds: each result of the program, each loss, and the gradients of sent
   // activations, which come back from the peer.
   OpBuilder sb(ctx);
-  sb.setInsertionPointToStart(bwd);
+  sb.setInsertionPointToStart(bwd.get());
   GraphBuilder seeds(sb, loc);
   unsigned nSeeds = 0;
   auto seed = [&](Value v) {
@@ -539,7 +541,7 @@ static LogicalResult trainProgram(Block &body, Operation *terminator,
       grads.push_back(g);
       trained.push_back(w);
     }
-  b.setInsertionPointToEnd(bwd);
+  b.setInsertionPointToEnd(bwd.get());
   YieldOp::create(b, loc, grads);
   // The loss seeds its own gradient (cross-entropy); drop seeds nobody read.
   for (Operation &op : llvm::make_early_inc_range(*bwd))
@@ -555,8 +557,8 @@ static LogicalResult trainProgram(Block &body, Operation *terminator,
       b, loc, gradTypes,
       ExprAttr::get(ctx, opts.microBatches > 1 ? sym::Expr::symbol("M")
                                                : sym::Expr(1)));
-  mb.getForward().push_back(fwd);
-  mb.getBackward().push_back(bwd);
+  mb.getForward().push_back(fwd.release());
+  mb.getBackward().push_back(bwd.release());
 
   // Optimizer states next to their weights, updates after the loop.
   Type f32 = b.getF32Type();

@@ -256,7 +256,7 @@ LogicalResult Planner::planMicrobatches(MicrobatchesOp op) {
 }
 
 LogicalResult Planner::planOptimizer(OptimizerStepOp op) {
-  auto wt = cast<SymTensorType>(op.getWeight().getType());
+  auto wt = op.getWeight().getType();
   ShardingAttr w = weightSharding(op.getWeight());
   ShardingAttr update = w;
   if (rules.getPlan().zeroStage >= 1) {

@@ -297,7 +297,7 @@ LogicalResult Symbolizer::rewrite() {
     if (auto s = dyn_cast<SliceOp>(op)) {
       // The size is the result's; an offset that is a multiple of it (the
       // k-th of equal parts) scales with it.
-      Expr size = cast<SymTensorType>(s.getResult().getType()).getDim(s.getDim());
+      Expr size = s.getResult().getType().getDim(s.getDim());
       int64_t n = constantOf(s.getSize().getValue());
       int64_t off = constantOf(s.getOffset().getValue());
       Expr offset = n > 0 && off >= 0 && off % n == 0 ? Expr(off / n) * size : Expr(off);

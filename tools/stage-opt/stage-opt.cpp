@@ -1,6 +1,7 @@
 //===- stage-opt.cpp - The stage optimizer driver -------------------------===//
 
 #include "Stage/InitAll.h"
+#include "Stage/Tools/ToolSetup.h"
 
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 

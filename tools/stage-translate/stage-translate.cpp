@@ -1,6 +1,7 @@
 //===- stage-translate.cpp - Imports and exports of stage IR --------------===//
 
 #include "Stage/InitAll.h"
+#include "Stage/Tools/ToolSetup.h"
 
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 #include "llvm/ADT/StringRef.h"

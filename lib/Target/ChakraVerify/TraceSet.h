@@ -11,7 +11,7 @@
 #ifndef STAGE_LIB_TARGET_CHAKRAVERIFY_TRACESET_H
 #define STAGE_LIB_TARGET_CHAKRAVERIFY_TRACESET_H
 
-#include "Verifier.h"
+#include "Stage/Target/ChakraVerify/Verifier.h"
 
 #include <functional>
 #include <map>

@@ -1,6 +1,6 @@
 //===- Verifier.cpp - Checking a Chakra trace set across ranks ------------===//
 
-#include "Verifier.h"
+#include "Stage/Target/ChakraVerify/Verifier.h"
 
 #include "TraceSet.h"
 

@@ -40,8 +40,6 @@ LogicalResult mlir::stage::verifyGridAxes(Operation *op,
   return success();
 }
 
-static SymTensorType tensorOf(Value v) { return cast<SymTensorType>(v.getType()); }
-
 /// Checks that `out` is `in` with dimension `dim` scaled by `factor`
 /// (`in[dim] * factor == out[dim]`), all other dimensions equal.
 static LogicalResult verifyScaledDim(Operation *op, SymTensorType in,
@@ -70,25 +68,25 @@ static LogicalResult verifyScaledDim(Operation *op, SymTensorType in,
 
 LogicalResult AllGatherOp::verify() {
   auto self = cast<CollectiveOpInterface>(getOperation());
-  return verifyScaledDim(*this, tensorOf(getInput()), tensorOf(getResult()),
+  return verifyScaledDim(*this, getInput().getType(), getResult().getType(),
                          getDim(), self.getGroupSize(), sym::Expr(1), "dim");
 }
 
 LogicalResult ReduceScatterOp::verify() {
   auto self = cast<CollectiveOpInterface>(getOperation());
-  return verifyScaledDim(*this, tensorOf(getInput()), tensorOf(getResult()),
+  return verifyScaledDim(*this, getInput().getType(), getResult().getType(),
                          getDim(), sym::Expr(1), self.getGroupSize(), "dim");
 }
 
 LogicalResult LocalSplitOp::verify() {
   auto self = cast<CollectiveOpInterface>(getOperation());
-  return verifyScaledDim(*this, tensorOf(getInput()), tensorOf(getResult()),
+  return verifyScaledDim(*this, getInput().getType(), getResult().getType(),
                          getDim(), sym::Expr(1), self.getGroupSize(), "dim");
 }
 
 LogicalResult AllToAllOp::verify() {
   auto self = cast<CollectiveOpInterface>(getOperation());
-  SymTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
+  SymTensorType in = getInput().getType(), out = getResult().getType();
   sym::Expr n = self.getGroupSize();
   int64_t split = getSplitDim(), concat = getConcatDim();
   if (in.getRank() != out.getRank())
@@ -130,21 +128,21 @@ LogicalResult RecvOp::verify() {
 }
 
 sym::Expr AllReduceOp::getCommBytes() {
-  return tensorOf(getInput()).getSizeInBytes();
+  return getInput().getType().getSizeInBytes();
 }
 sym::Expr AllGatherOp::getCommBytes() {
-  return tensorOf(getInput()).getSizeInBytes();
+  return getInput().getType().getSizeInBytes();
 }
 sym::Expr ReduceScatterOp::getCommBytes() {
-  return tensorOf(getInput()).getSizeInBytes();
+  return getInput().getType().getSizeInBytes();
 }
 sym::Expr AllToAllOp::getCommBytes() {
-  return tensorOf(getInput()).getSizeInBytes();
+  return getInput().getType().getSizeInBytes();
 }
 sym::Expr LocalSplitOp::getCommBytes() { return sym::Expr(); }
 sym::Expr SendOp::getCommBytes() {
-  return tensorOf(getInput()).getSizeInBytes();
+  return getInput().getType().getSizeInBytes();
 }
 sym::Expr RecvOp::getCommBytes() {
-  return tensorOf(getResult()).getSizeInBytes();
+  return getResult().getType().getSizeInBytes();
 }

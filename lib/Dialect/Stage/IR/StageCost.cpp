@@ -10,9 +10,8 @@ using namespace mlir;
 using namespace mlir::stage;
 using sym::Expr;
 
-static SymTensorType tensorOf(Value v) { return cast<SymTensorType>(v.getType()); }
-static Expr elems(Value v) { return tensorOf(v).getNumElements(); }
-static Expr bytesOf(Value v) { return tensorOf(v).getSizeInBytes(); }
+static Expr elems(Value v) { return getTensorType(v).getNumElements(); }
+static Expr bytesOf(Value v) { return getTensorType(v).getSizeInBytes(); }
 
 /// Bytes read from every operand plus bytes written to every result.
 static Expr operandAndResultBytes(Operation *op) {
@@ -88,8 +87,8 @@ Cost CrossEntropyOp::getCost() {
 // online softmax (scale, max, exp, sum) per score. Flash attention reads q,
 // k, v once and writes the output.
 Cost AttentionOp::getCost() {
-  SymTensorType q = tensorOf(getQuery()), k = tensorOf(getKey()),
-             v = tensorOf(getValue());
+  SymTensorType q = getQuery().getType(), k = getKey().getType(),
+                v = getValue().getType();
   Expr scores = q.getDim(0) * q.getDim(1) * k.getDim(1) * q.getDim(2);
   return {Expr(2) * scores * (q.getDim(3) + v.getDim(3)), Expr(4) * scores,
           operandAndResultBytes(*this)};
@@ -127,7 +126,8 @@ Cost DispatchOp::getCost() {
 // Each token: K multiply-adds of expert outputs by their gate weights.
 Cost CombineOp::getCost() {
   Expr topk = elems(getIndices());
-  Expr hidden = tensorOf(getResult()).getDim(tensorOf(getResult()).getRank() - 1);
+  Expr hidden =
+      getResult().getType().getDim(getResult().getType().getRank() - 1);
   return {Expr(), Expr(2) * topk * hidden, operandAndResultBytes(*this)};
 }
 
@@ -172,8 +172,8 @@ Cost CrossEntropyGradOp::getCost() {
 // Flash-attention backward: S = Q K^T again (recomputed), dV = P^T dO,
 // dP = dO V^T, dQ = dS K, dK = dS^T Q; softmax gradient and exp per score.
 Cost AttentionGradOp::getCost() {
-  SymTensorType q = tensorOf(getQuery()), k = tensorOf(getKey()),
-                v = tensorOf(getValue());
+  SymTensorType q = getQuery().getType(), k = getKey().getType(),
+                v = getValue().getType();
   Expr scores = q.getDim(0) * q.getDim(1) * k.getDim(1) * q.getDim(2);
   Expr dk = q.getDim(3), dv = v.getDim(3);
   Expr recompute = Expr(2) * scores * dk;

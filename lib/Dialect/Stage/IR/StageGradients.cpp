@@ -14,12 +14,10 @@ using namespace mlir;
 using namespace mlir::stage;
 using sym::Expr;
 
-static SymTensorType tensorOf(Value v) { return cast<SymTensorType>(v.getType()); }
-
 /// The gradient of a broadcast operand: summed over the leading dimensions
 /// the operand lacks, in the operand's element type.
 static Value reduceToOperand(GraphBuilder &g, Value grad, Value operand) {
-  SymTensorType gt = tensorOf(grad), ot = tensorOf(operand);
+  SymTensorType gt = getTensorType(grad), ot = getTensorType(operand);
   if (gt.getRank() > ot.getRank()) {
     SmallVector<int64_t> dims;
     for (unsigned i = 0; i < gt.getRank() - ot.getRank(); ++i)
@@ -71,9 +69,9 @@ LogicalResult EinsumOp::buildGradient(GradientEmitter &e) {
                               : theirs + "," + out + "->" + mine;
     Value otherFwd = e.getForward(other);
     Value grad = i == 0 ? g.einsum(spec, {dc, otherFwd},
-                                   tensorOf(operand).getElementType())
+                                   getTensorType(operand).getElementType())
                         : g.einsum(spec, {otherFwd, dc},
-                                   tensorOf(operand).getElementType());
+                                   getTensorType(operand).getElementType());
     e.addGradient(operand, grad);
   }
   return success();
@@ -108,9 +106,13 @@ LogicalResult EwiseOp::buildGradient(GradientEmitter &e) {
     return success();
   case EwiseKind::mul:
     if (e.needsGradient(in(0)))
-      give(0, g.ewise(EwiseKind::mul, {dc, g.cast(fwd(1), tensorOf(dc).getElementType())}));
+      give(0,
+           g.ewise(EwiseKind::mul,
+                   {dc, g.cast(fwd(1), getTensorType(dc).getElementType())}));
     if (e.needsGradient(in(1)))
-      give(1, g.ewise(EwiseKind::mul, {dc, g.cast(fwd(0), tensorOf(dc).getElementType())}));
+      give(1,
+           g.ewise(EwiseKind::mul,
+                   {dc, g.cast(fwd(0), getTensorType(dc).getElementType())}));
     return success();
   case EwiseKind::div:
     if (e.needsGradient(in(0)))
@@ -164,7 +166,7 @@ LogicalResult EwiseOp::buildGradient(GradientEmitter &e) {
     give(0, dc);
     return success();
   case EwiseKind::cast:
-    give(0, g.cast(dc, tensorOf(in(0)).getElementType()));
+    give(0, g.cast(dc, getTensorType(in(0)).getElementType()));
     return success();
   case EwiseKind::select: // dc routed to the chosen branch
     for (unsigned i = 1; i < 3; ++i)
@@ -194,7 +196,7 @@ LogicalResult ReduceOp::buildGradient(GradientEmitter &e) {
   if (!dc || !e.needsGradient(getInput()))
     return success();
   GraphBuilder &g = e.builder();
-  SymTensorType in = tensorOf(getInput());
+  SymTensorType in = getInput().getType();
   Value spread = g.broadcast(dc, getDims(), in.getDims());
   if (getKind() == ReduceKind::sum) {
     e.addGradient(getInput(), spread);
@@ -311,7 +313,8 @@ LogicalResult DropoutOp::buildGradient(GradientEmitter &e) {
 LogicalResult ReshapeOp::buildGradient(GradientEmitter &e) {
   Value dc = e.getGradient(getResult());
   if (dc && e.needsGradient(getInput()))
-    e.addGradient(getInput(), e.builder().reshape(dc, tensorOf(getInput()).getDims()));
+    e.addGradient(getInput(),
+                  e.builder().reshape(dc, getInput().getType().getDims()));
   return success();
 }
 
@@ -332,12 +335,13 @@ LogicalResult SliceOp::buildGradient(GradientEmitter &e) {
   if (!dc || !e.needsGradient(getInput()))
     return success();
   GraphBuilder &g = e.builder();
-  SymTensorType in = tensorOf(getInput());
-  e.addGradient(getInput(),
-                PadOp::create(g.builder(), g.getLoc(),
-                              in.withElementType(tensorOf(dc).getElementType()),
-                              dc, getDim(), getOffset(),
-                              ExprAttr::get(getContext(), in.getDim(getDim()))));
+  SymTensorType in = getInput().getType();
+  e.addGradient(
+      getInput(),
+      PadOp::create(g.builder(), g.getLoc(),
+                    in.withElementType(getTensorType(dc).getElementType()), dc,
+                    getDim(), getOffset(),
+                    ExprAttr::get(getContext(), in.getDim(getDim()))));
   return success();
 }
 
@@ -346,7 +350,7 @@ LogicalResult PadOp::buildGradient(GradientEmitter &e) {
   if (dc && e.needsGradient(getInput()))
     e.addGradient(getInput(),
                   e.builder().slice(dc, getDim(), getOffset().getValue(),
-                                    tensorOf(getInput()).getDim(getDim())));
+                                    getInput().getType().getDim(getDim())));
   return success();
 }
 
@@ -356,7 +360,7 @@ LogicalResult ConcatOp::buildGradient(GradientEmitter &e) {
     return success();
   Expr offset;
   for (Value in : getInputs()) {
-    Expr size = tensorOf(in).getDim(getDim());
+    Expr size = getTensorType(in).getDim(getDim());
     if (e.needsGradient(in))
       e.addGradient(in, e.builder().slice(dc, getDim(), offset, size));
     offset += size;

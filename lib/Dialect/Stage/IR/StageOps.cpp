@@ -12,8 +12,6 @@
 using namespace mlir;
 using namespace mlir::stage;
 
-static SymTensorType tensorOf(Value v) { return cast<SymTensorType>(v.getType()); }
-
 /// `[B, S, D]` for diagnostics.
 static std::string shapeStr(SymTensorType t) {
   std::string s = "[";
@@ -165,7 +163,7 @@ std::map<char, sym::Expr> EinsumOp::getIndexExtents() {
   std::map<char, sym::Expr> extents;
   for (auto [term, v] : llvm::zip(getInputIndices(), getInputs()))
     for (auto [i, c] : llvm::enumerate(term))
-      extents.emplace(c, tensorOf(v).getDim(i));
+      extents.emplace(c, getTensorType(v).getDim(i));
   return extents;
 }
 
@@ -192,7 +190,7 @@ LogicalResult EinsumOp::verify() {
   std::map<char, std::pair<sym::Expr, unsigned>> extents;
   for (auto [n, term, v] :
        llvm::enumerate(spec->inputs, getInputs())) {
-    SymTensorType t = tensorOf(v);
+    SymTensorType t = getTensorType(v);
     if (term.size() != t.getRank())
       return emitOpError("operand ")
              << n << " has rank " << t.getRank() << " but its term '" << term
@@ -206,7 +204,7 @@ LogicalResult EinsumOp::verify() {
                << t.getDim(i).str() << " in operand " << n;
     }
   }
-  SymTensorType rt = tensorOf(getResult());
+  SymTensorType rt = getResult().getType();
   if (spec->result.size() != rt.getRank())
     return emitOpError("result has rank ")
            << rt.getRank() << " but its term '" << spec->result << "' has "
@@ -284,9 +282,9 @@ LogicalResult EwiseOp::verify() {
            << (arity < 0 ? std::string("at least one")
                          : std::to_string(arity))
            << " operand(s), got " << n;
-  SymTensorType rt = tensorOf(getResult());
+  SymTensorType rt = getResult().getType();
   for (auto [i, v] : llvm::enumerate(getInputs())) {
-    SymTensorType t = tensorOf(v);
+    SymTensorType t = getTensorType(v);
     bool suffix = t.getRank() <= rt.getRank();
     for (unsigned d = 0; suffix && d < t.getRank(); ++d)
       suffix = t.getDim(d) == rt.getDim(rt.getRank() - t.getRank() + d);
@@ -314,7 +312,7 @@ LogicalResult EwiseOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult ReduceOp::verify() {
-  SymTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
+  SymTensorType in = getInput().getType(), out = getResult().getType();
   SmallVector<sym::Expr> kept;
   int64_t prev = -1;
   for (int64_t d : getDims()) {
@@ -333,22 +331,22 @@ LogicalResult ReduceOp::verify() {
 }
 
 LogicalResult SoftmaxOp::verify() {
-  if (!isDimInRange(getDim(), tensorOf(getInput()).getRank()))
+  if (!isDimInRange(getDim(), getInput().getType().getRank()))
     return emitOpError("dim ") << int64_t(getDim()) << " is out of range";
   return success();
 }
 
 LogicalResult NormOp::verify() {
-  SymTensorType in = tensorOf(getInput());
+  SymTensorType in = getInput().getType();
   if (in.getRank() == 0)
     return emitOpError("needs an operand of rank at least 1");
-  if (tensorOf(getResult()).getDims() != in.getDims())
+  if (getResult().getType().getDims() != in.getDims())
     return emitOpError("result shape must equal the operand shape");
   sym::Expr last = in.getDim(in.getRank() - 1);
   for (Value v : {getWeight(), getBias()}) {
     if (!v)
       continue;
-    SymTensorType t = tensorOf(v);
+    SymTensorType t = getTensorType(v);
     if (t.getRank() != 1 || t.getDim(0) != last)
       return emitOpError("weight and bias must have shape [")
              << last.str() << "], got " << shapeStr(t);
@@ -359,8 +357,8 @@ LogicalResult NormOp::verify() {
 }
 
 LogicalResult EmbeddingOp::verify() {
-  SymTensorType table = tensorOf(getTable()), ids = tensorOf(getIds()),
-             out = tensorOf(getResult());
+  SymTensorType table = getTable().getType(), ids = getIds().getType(),
+                out = getResult().getType();
   if (table.getRank() != 2)
     return emitOpError("table must have rank 2, got ") << shapeStr(table);
   if (!isIntegerTensor(ids))
@@ -376,7 +374,7 @@ LogicalResult EmbeddingOp::verify() {
 }
 
 LogicalResult CrossEntropyOp::verify() {
-  SymTensorType logits = tensorOf(getLogits()), labels = tensorOf(getLabels());
+  SymTensorType logits = getLogits().getType(), labels = getLabels().getType();
   if (logits.getRank() == 0)
     return emitOpError("logits need a class dimension");
   if (!isIntegerTensor(labels))
@@ -387,14 +385,14 @@ LogicalResult CrossEntropyOp::verify() {
     return emitOpError("labels shape ")
            << shapeStr(labels) << " should be "
            << shapeStr(labels.withDims(expected));
-  if (tensorOf(getResult()).getRank() != 0)
+  if (getResult().getType().getRank() != 0)
     return emitOpError("the loss is a scalar (rank 0)");
   return success();
 }
 
 LogicalResult AttentionOp::verify() {
-  SymTensorType q = tensorOf(getQuery()), k = tensorOf(getKey()),
-             v = tensorOf(getValue()), o = tensorOf(getResult());
+  SymTensorType q = getQuery().getType(), k = getKey().getType(),
+                v = getValue().getType(), o = getResult().getType();
   for (auto [name, t] : {std::pair<const char *, SymTensorType>{"query", q},
                          {"key", k},
                          {"value", v},
@@ -424,7 +422,7 @@ LogicalResult AttentionOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult ReshapeOp::verify() {
-  SymTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
+  SymTensorType in = getInput().getType(), out = getResult().getType();
   if (in.getNumElements() != out.getNumElements())
     return emitOpError("changes the element count from ")
            << in.getNumElements().str() << " to " << out.getNumElements().str();
@@ -434,7 +432,7 @@ LogicalResult ReshapeOp::verify() {
 }
 
 LogicalResult TransposeOp::verify() {
-  SymTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
+  SymTensorType in = getInput().getType(), out = getResult().getType();
   ArrayRef<int64_t> perm = getPermutation();
   if (perm.size() != in.getRank())
     return emitOpError("permutation has ")
@@ -454,7 +452,7 @@ LogicalResult TransposeOp::verify() {
 }
 
 LogicalResult SliceOp::verify() {
-  SymTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
+  SymTensorType in = getInput().getType(), out = getResult().getType();
   if (!isDimInRange(getDim(), in.getRank()))
     return emitOpError("dim ") << int64_t(getDim()) << " is out of range";
   SmallVector<sym::Expr> expected = in.getDims();
@@ -476,12 +474,12 @@ LogicalResult SliceOp::verify() {
 LogicalResult ConcatOp::verify() {
   if (getInputs().empty())
     return emitOpError("needs at least one operand");
-  SymTensorType first = tensorOf(getInputs()[0]);
+  SymTensorType first = getTensorType(getInputs()[0]);
   if (!isDimInRange(getDim(), first.getRank()))
     return emitOpError("dim ") << int64_t(getDim()) << " is out of range";
   sym::Expr total;
   for (Value v : getInputs()) {
-    SymTensorType t = tensorOf(v);
+    SymTensorType t = getTensorType(v);
     if (t.getRank() != first.getRank())
       return emitOpError("operands must have the same rank");
     for (unsigned d = 0; d < t.getRank(); ++d)
@@ -491,7 +489,7 @@ LogicalResult ConcatOp::verify() {
   }
   SmallVector<sym::Expr> expected = first.getDims();
   expected[getDim()] = total;
-  SymTensorType out = tensorOf(getResult());
+  SymTensorType out = getResult().getType();
   if (out.getDims() != expected)
     return emitOpError("result shape ")
            << shapeStr(out) << " should be " << shapeStr(out.withDims(expected));
@@ -499,7 +497,7 @@ LogicalResult ConcatOp::verify() {
 }
 
 LogicalResult BroadcastOp::verify() {
-  SymTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
+  SymTensorType in = getInput().getType(), out = getResult().getType();
   SmallVector<sym::Expr> kept;
   int64_t prev = -1;
   for (int64_t d : getDims()) {
@@ -522,23 +520,23 @@ LogicalResult BroadcastOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult TopKOp::verify() {
-  SymTensorType s = tensorOf(getScores());
+  SymTensorType s = getScores().getType();
   if (s.getRank() == 0)
     return emitOpError("scores need an expert dimension");
   SmallVector<sym::Expr> expected = s.getDims();
   expected.back() = getK().getValue();
   for (Value v : {getWeights(), getIndices()})
-    if (tensorOf(v).getDims() != expected)
+    if (getTensorType(v).getDims() != expected)
       return emitOpError("results must have shape ")
              << shapeStr(s.withDims(expected));
-  if (!isIntegerTensor(tensorOf(getIndices())))
+  if (!isIntegerTensor(getIndices().getType()))
     return emitOpError("indices must have an integer element type");
   return success();
 }
 
 LogicalResult DispatchOp::verify() {
-  SymTensorType in = tensorOf(getInput()), ids = tensorOf(getIndices()),
-             out = tensorOf(getResult());
+  SymTensorType in = getInput().getType(), ids = getIndices().getType(),
+                out = getResult().getType();
   if (in.getRank() < 2 || ids.getRank() != in.getRank())
     return emitOpError("tokens and indices must have the same rank, at least 2");
   for (unsigned d = 0; d + 1 < in.getRank(); ++d)
@@ -553,8 +551,8 @@ LogicalResult DispatchOp::verify() {
 }
 
 LogicalResult CombineOp::verify() {
-  SymTensorType in = tensorOf(getInput()), w = tensorOf(getWeights()),
-             ids = tensorOf(getIndices()), out = tensorOf(getResult());
+  SymTensorType in = getInput().getType(), w = getWeights().getType(),
+                ids = getIndices().getType(), out = getResult().getType();
   if (in.getRank() != 3)
     return emitOpError("expert outputs must be [experts, tokens per expert, "
                        "hidden], got ")

@@ -11,9 +11,7 @@
 using namespace mlir;
 using namespace mlir::stage;
 
-static unsigned rankOf(Value v) {
-  return cast<SymTensorType>(v.getType()).getRank();
-}
+static unsigned rankOf(Value v) { return getTensorType(v).getRank(); }
 
 /// Operands and results of the shape of `shapeOf` (operands of lower rank
 /// broadcast from the trailing dimensions).
@@ -171,8 +169,8 @@ FactorModel TransposeOp::getShardingRule(const ShardingRuleOptions &) {
 /// factor; the others must stay unsplit.
 FactorModel ReshapeOp::getShardingRule(const ShardingRuleOptions &) {
   FactorModel m;
-  auto in = cast<SymTensorType>(getInput().getType());
-  auto out = cast<SymTensorType>(getResult().getType());
+  auto in = getInput().getType();
+  auto out = getResult().getType();
   SmallVector<int> inF(in.getRank(), -1), outF(out.getRank(), -1);
   // Pair equal dimensions, or a run of one side whose product equals one
   // dimension of the other (a merge or a split).

@@ -7,10 +7,8 @@
 using namespace mlir;
 using namespace mlir::stage;
 
-static SymTensorType tensorOf(Value v) { return cast<SymTensorType>(v.getType()); }
-
 static bool sameShape(Value a, Value b) {
-  return tensorOf(a).getDims() == tensorOf(b).getDims();
+  return getTensorType(a).getDims() == getTensorType(b).getDims();
 }
 
 LogicalResult DropoutOp::verify() {
@@ -25,7 +23,7 @@ LogicalResult SoftmaxGradOp::verify() {
   if (getOutput().getType() != getGrad().getType() ||
       getResult().getType() != getGrad().getType())
     return emitOpError("output, gradient and result must have one type");
-  if (getDim() >= tensorOf(getOutput()).getRank())
+  if (getDim() >= getOutput().getType().getRank())
     return emitOpError("dim ") << int64_t(getDim()) << " is out of range";
   return success();
 }
@@ -47,8 +45,8 @@ LogicalResult NormGradOp::verify() {
 }
 
 LogicalResult EmbeddingGradOp::verify() {
-  SymTensorType dy = tensorOf(getGrad()), ids = tensorOf(getIds()),
-                out = tensorOf(getResult());
+  SymTensorType dy = getGrad().getType(), ids = getIds().getType(),
+                out = getResult().getType();
   if (out.getRank() != 2 || dy.getRank() != ids.getRank() + 1 ||
       dy.getDim(dy.getRank() - 1) != out.getDim(1))
     return emitOpError("expects a gradient [..., D], ids [...] and a table "
@@ -62,7 +60,7 @@ LogicalResult EmbeddingGradOp::verify() {
 LogicalResult CrossEntropyGradOp::verify() {
   if (!sameShape(getLogits(), getResult()))
     return emitOpError("the gradient must have the logits' shape");
-  SymTensorType l = tensorOf(getLogits()), t = tensorOf(getLabels());
+  SymTensorType l = getLogits().getType(), t = getLabels().getType();
   if (t.getRank() + 1 != l.getRank())
     return emitOpError("labels must have one dimension fewer than the logits");
   return success();
@@ -79,7 +77,7 @@ LogicalResult AttentionGradOp::verify() {
 }
 
 LogicalResult TopKGradOp::verify() {
-  SymTensorType dw = tensorOf(getGrad()), out = tensorOf(getResult());
+  SymTensorType dw = getGrad().getType(), out = getResult().getType();
   if (!sameShape(getGrad(), getIndices()) || dw.getRank() != out.getRank())
     return emitOpError("expects weight gradients and indices of one shape and "
                        "a score gradient of the same rank");
@@ -90,8 +88,8 @@ LogicalResult TopKGradOp::verify() {
 }
 
 LogicalResult DispatchGradOp::verify() {
-  SymTensorType buf = tensorOf(getGrad()), ids = tensorOf(getIndices()),
-                out = tensorOf(getResult());
+  SymTensorType buf = getGrad().getType(), ids = getIndices().getType(),
+                out = getResult().getType();
   if (buf.getRank() != 3 || out.getRank() != ids.getRank() ||
       out.getDim(out.getRank() - 1) != buf.getDim(2))
     return emitOpError("expects a buffer gradient [E, C, D] and a token "
@@ -108,7 +106,7 @@ LogicalResult CombineGradOp::verify() {
 }
 
 LogicalResult PadOp::verify() {
-  SymTensorType in = tensorOf(getInput()), out = tensorOf(getResult());
+  SymTensorType in = getInput().getType(), out = getResult().getType();
   if (getDim() >= in.getRank())
     return emitOpError("dim ") << int64_t(getDim()) << " is out of range";
   SmallVector<sym::Expr> expected = in.getDims();
@@ -208,7 +206,7 @@ int64_t OptimizerStepOp::getFlopsPerElement() {
 }
 
 LogicalResult OptimizerStepOp::verify() {
-  auto shape = [](Value v) { return tensorOf(v).getDims(); };
+  auto shape = [](Value v) { return getTensorType(v).getDims(); };
   if (shape(getGrad()) != shape(getWeight()))
     return emitOpError("the gradient must have the weight's shape");
   for (Value v : {getMaster(), getExpAvg(), getExpAvgSq()})

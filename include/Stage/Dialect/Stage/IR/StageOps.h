@@ -20,6 +20,12 @@
 #include <map>
 
 namespace mlir::stage {
+/// The type of a value the dialect's constraints make a stage tensor (the
+/// ops' own accessors are typed already).
+inline SymTensorType getTensorType(Value v) {
+  return cast<SymTensorType>(v.getType());
+}
+
 /// The size of the group over grid `axes`: the product of their symbols.
 sym::Expr getGroupSize(ArrayAttr axes);
 } // namespace mlir::stage

@@ -54,7 +54,7 @@ def Stage_ReduceKind : I32EnumAttr<"ReduceKind", "reduction", [
 // The C++ type stays ::mlir::Type so that formats print `!stage.tensor<...>`
 // in full; cast with `cast<SymTensorType>` where the shape matters.
 def Stage_Tensor : Type<CPred<"::llvm::isa<::mlir::stage::SymTensorType>($_self)">,
-    "stage tensor">;
+    "stage tensor", "::mlir::stage::SymTensorType">;
 
 //===----------------------------------------------------------------------===//
 // Grid
@@ -116,7 +116,7 @@ def Stage_ParamOp : Stage_Op<"param", [Pure]> {
   let results = (outs Stage_Tensor:$result);
   // `kind "master"`, absent for a weight.
   let assemblyFormat = [{
-    $name `` custom<ParamKind>($kind) (`group` $group^)? attr-dict `:` type($result)
+    $name `` custom<ParamKind>($kind) (`group` $group^)? attr-dict `:` qualified(type($result))
   }];
   let hasVerifier = 1;
 }
@@ -130,7 +130,7 @@ def Stage_InputOp : Stage_Op<"input", [Pure]> {
   }];
   let arguments = (ins StrAttr:$name);
   let results = (outs Stage_Tensor:$result);
-  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let assemblyFormat = "$name attr-dict `:` qualified(type($result))";
 }
 
 //===----------------------------------------------------------------------===//
@@ -219,7 +219,7 @@ def Stage_ReduceOp : Stage_ShardedOp<"reduce"> {
                        DenseI64ArrayAttr:$dims);
   let results = (outs Stage_Tensor:$result);
   let assemblyFormat = [{
-    $kind $input `dims` $dims attr-dict `:` type($input) `->` type($result)
+    $kind $input `dims` $dims attr-dict `:` qualified(type($input)) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
 }
@@ -233,7 +233,7 @@ def Stage_SoftmaxOp : Stage_ShardedOp<"softmax", [SameOperandsAndResultType]> {
   }];
   let arguments = (ins Stage_Tensor:$input, I64Attr:$dim);
   let results = (outs Stage_Tensor:$result);
-  let assemblyFormat = "$input `dim` $dim attr-dict `:` type($result)";
+  let assemblyFormat = "$input `dim` $dim attr-dict `:` qualified(type($result))";
   let hasVerifier = 1;
 }
 
@@ -272,7 +272,7 @@ def Stage_RopeOp : Stage_ShardedOp<"rope", [SameOperandsAndResultType]> {
   }];
   let arguments = (ins Stage_Tensor:$input, UnitAttr:$inverse);
   let results = (outs Stage_Tensor:$result);
-  let assemblyFormat = "$input (`inverse` $inverse^)? attr-dict `:` type($result)";
+  let assemblyFormat = "$input (`inverse` $inverse^)? attr-dict `:` qualified(type($result))";
 }
 
 def Stage_EmbeddingOp : Stage_ShardedOp<"embedding"> {
@@ -351,7 +351,7 @@ def Stage_ReshapeOp : Stage_ShardedOp<"reshape"> {
   }];
   let arguments = (ins Stage_Tensor:$input);
   let results = (outs Stage_Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input)) `->` qualified(type($result))";
   let hasVerifier = 1;
 }
 
@@ -367,7 +367,7 @@ def Stage_TransposeOp : Stage_ShardedOp<"transpose"> {
   let arguments = (ins Stage_Tensor:$input, DenseI64ArrayAttr:$permutation);
   let results = (outs Stage_Tensor:$result);
   let assemblyFormat = [{
-    $input $permutation attr-dict `:` type($input) `->` type($result)
+    $input $permutation attr-dict `:` qualified(type($input)) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
 }
@@ -385,7 +385,7 @@ def Stage_SliceOp : Stage_ShardedOp<"slice"> {
   let results = (outs Stage_Tensor:$result);
   let assemblyFormat = [{
     $input `dim` $dim `offset` custom<SymExpr>($offset) `size`
-    custom<SymExpr>($size) attr-dict `:` type($input) `->` type($result)
+    custom<SymExpr>($size) attr-dict `:` qualified(type($input)) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
 }
@@ -420,7 +420,7 @@ def Stage_BroadcastOp : Stage_ShardedOp<"broadcast"> {
   let arguments = (ins Stage_Tensor:$input, DenseI64ArrayAttr:$dims);
   let results = (outs Stage_Tensor:$result);
   let assemblyFormat = [{
-    $input `dims` $dims attr-dict `:` type($input) `->` type($result)
+    $input `dims` $dims attr-dict `:` qualified(type($input)) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
 }
@@ -443,8 +443,8 @@ def Stage_TopKOp : Stage_ShardedOp<"topk"> {
   let arguments = (ins Stage_Tensor:$scores, Stage_ExprAttr:$k);
   let results = (outs Stage_Tensor:$weights, Stage_Tensor:$indices);
   let assemblyFormat = [{
-    $scores `k` custom<SymExpr>($k) attr-dict `:` type($scores) `->`
-    type($weights) `,` type($indices)
+    $scores `k` custom<SymExpr>($k) attr-dict `:` qualified(type($scores)) `->`
+    qualified(type($weights)) `,` qualified(type($indices))
   }];
   let hasVerifier = 1;
 }
@@ -551,7 +551,7 @@ def Stage_YieldOp : Stage_Op<"yield", [Pure, Terminator,
     ```
   }];
   let arguments = (ins Variadic<Stage_Tensor>:$values);
-  let assemblyFormat = "($values^ `:` type($values))? attr-dict";
+  let assemblyFormat = "($values^ `:` qualified(type($values)))? attr-dict";
   let builders = [OpBuilder<(ins), [{ build($_builder, $_state, ::mlir::ValueRange()); }]>];
 }
 
@@ -561,11 +561,13 @@ include "Stage/Dialect/Stage/IR/StageTrainingOps.td"
 // Communication
 //===----------------------------------------------------------------------===//
 
+// The grid a communication op runs on and the axes of its group.
+defvar Stage_GridAxes = (ins FlatSymbolRefAttr:$grid, StrArrayAttr:$axes);
+
 class Stage_CommOp<string mnemonic, list<Trait> traits = []>
     : Stage_Op<mnemonic, !listconcat(traits, [
         DeclareOpInterfaceMethods<SymbolUserOpInterface>,
         DeclareOpInterfaceMethods<Stage_CollectiveOpInterface, ["getCommBytes"]>])> {
-  code commonArguments = "";
   let extraClassDefinition = [{
     ::llvm::LogicalResult $cppClass::verifySymbolUses(
         ::mlir::SymbolTableCollection &symbolTable) {
@@ -584,11 +586,10 @@ def Stage_AllReduceOp : Stage_CommOp<"all_reduce", [Pure, SameOperandsAndResultT
     %y = stage.all_reduce %x on @grid [tp] : !stage.tensor<[B, S, D], bf16>
     ```
   }];
-  let arguments = (ins Stage_Tensor:$input, FlatSymbolRefAttr:$grid,
-                       StrArrayAttr:$axes);
+  let arguments = !con((ins Stage_Tensor:$input), Stage_GridAxes);
   let results = (outs Stage_Tensor:$result);
   let assemblyFormat = [{
-    $input `on` $grid custom<AxisList>($axes) attr-dict `:` type($result)
+    $input `on` $grid custom<AxisList>($axes) attr-dict `:` qualified(type($result))
   }];
 }
 
@@ -602,12 +603,12 @@ def Stage_AllGatherOp : Stage_CommOp<"all_gather", [Pure]> {
         : !stage.tensor<[B, S/tp, D], bf16> -> !stage.tensor<[B, S, D], bf16>
     ```
   }];
-  let arguments = (ins Stage_Tensor:$input, FlatSymbolRefAttr:$grid,
-                       StrArrayAttr:$axes, I64Attr:$dim);
+  let arguments = !con((ins Stage_Tensor:$input), Stage_GridAxes,
+                       (ins I64Attr:$dim));
   let results = (outs Stage_Tensor:$result);
   let assemblyFormat = [{
     $input `on` $grid custom<AxisList>($axes) `dim` $dim attr-dict `:`
-    type($input) `->` type($result)
+    qualified(type($input)) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
 }
@@ -622,12 +623,12 @@ def Stage_ReduceScatterOp : Stage_CommOp<"reduce_scatter", [Pure]> {
         : !stage.tensor<[B, S, D], bf16> -> !stage.tensor<[B, S/tp, D], bf16>
     ```
   }];
-  let arguments = (ins Stage_Tensor:$input, FlatSymbolRefAttr:$grid,
-                       StrArrayAttr:$axes, I64Attr:$dim);
+  let arguments = !con((ins Stage_Tensor:$input), Stage_GridAxes,
+                       (ins I64Attr:$dim));
   let results = (outs Stage_Tensor:$result);
   let assemblyFormat = [{
     $input `on` $grid custom<AxisList>($axes) `dim` $dim attr-dict `:`
-    type($input) `->` type($result)
+    qualified(type($input)) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
 }
@@ -643,12 +644,12 @@ def Stage_AllToAllOp : Stage_CommOp<"all_to_all", [Pure]> {
         : !stage.tensor<[E, C/ep, D], bf16> -> !stage.tensor<[E/ep, C, D], bf16>
     ```
   }];
-  let arguments = (ins Stage_Tensor:$input, FlatSymbolRefAttr:$grid,
-                       StrArrayAttr:$axes, I64Attr:$split_dim, I64Attr:$concat_dim);
+  let arguments = !con((ins Stage_Tensor:$input), Stage_GridAxes,
+                       (ins I64Attr:$split_dim, I64Attr:$concat_dim));
   let results = (outs Stage_Tensor:$result);
   let assemblyFormat = [{
     $input `on` $grid custom<AxisList>($axes) `split` $split_dim `concat`
-    $concat_dim attr-dict `:` type($input) `->` type($result)
+    $concat_dim attr-dict `:` qualified(type($input)) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
 }
@@ -664,12 +665,12 @@ def Stage_LocalSplitOp : Stage_CommOp<"local_split", [Pure]> {
         : !stage.tensor<[B, S, D], bf16> -> !stage.tensor<[B, S/tp, D], bf16>
     ```
   }];
-  let arguments = (ins Stage_Tensor:$input, FlatSymbolRefAttr:$grid,
-                       StrArrayAttr:$axes, I64Attr:$dim);
+  let arguments = !con((ins Stage_Tensor:$input), Stage_GridAxes,
+                       (ins I64Attr:$dim));
   let results = (outs Stage_Tensor:$result);
   let assemblyFormat = [{
     $input `on` $grid custom<AxisList>($axes) `dim` $dim attr-dict `:`
-    type($input) `->` type($result)
+    qualified(type($input)) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
 }
@@ -685,11 +686,11 @@ def Stage_SendOp : Stage_CommOp<"send"> {
     stage.send %h on @grid [pp] shift 1 channel 0 : !stage.tensor<[B, S, D], bf16>
     ```
   }];
-  let arguments = (ins Stage_Tensor:$input, FlatSymbolRefAttr:$grid,
-                       StrArrayAttr:$axes, I64Attr:$shift, I64Attr:$channel);
+  let arguments = !con((ins Stage_Tensor:$input), Stage_GridAxes,
+                       (ins I64Attr:$shift, I64Attr:$channel));
   let assemblyFormat = [{
     $input `on` $grid custom<AxisList>($axes) `shift` $shift `channel` $channel
-    attr-dict `:` type($input)
+    attr-dict `:` qualified(type($input))
   }];
   let hasVerifier = 1;
 }
@@ -701,12 +702,11 @@ def Stage_RecvOp : Stage_CommOp<"recv"> {
     %h = stage.recv on @grid [pp] shift -1 channel 0 : !stage.tensor<[B, S, D], bf16>
     ```
   }];
-  let arguments = (ins FlatSymbolRefAttr:$grid, StrArrayAttr:$axes,
-                       I64Attr:$shift, I64Attr:$channel);
+  let arguments = !con(Stage_GridAxes, (ins I64Attr:$shift, I64Attr:$channel));
   let results = (outs Stage_Tensor:$result);
   let assemblyFormat = [{
     `on` $grid custom<AxisList>($axes) `shift` $shift `channel` $channel
-    attr-dict `:` type($result)
+    attr-dict `:` qualified(type($result))
   }];
   let hasVerifier = 1;
 }

@@ -36,7 +36,7 @@ def Stage_DropoutOp : Stage_ShardedOp<"dropout", [AllTypesMatch<["input", "resul
   }];
   let arguments = (ins Stage_Tensor:$input);
   let results = (outs Stage_Tensor:$result, Stage_Tensor:$mask);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($mask)";
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input)) `->` qualified(type($mask))";
   let hasVerifier = 1;
 }
 
@@ -54,7 +54,7 @@ def Stage_SoftmaxGradOp : Stage_ShardedOp<"softmax_grad",
   }];
   let arguments = (ins Stage_Tensor:$output, Stage_Tensor:$grad, I64Attr:$dim);
   let results = (outs Stage_Tensor:$result);
-  let assemblyFormat = "$output `,` $grad `dim` $dim attr-dict `:` type($result)";
+  let assemblyFormat = "$output `,` $grad `dim` $dim attr-dict `:` qualified(type($result))";
   let hasVerifier = 1;
 }
 
@@ -217,7 +217,7 @@ def Stage_PadOp : Stage_ShardedOp<"pad"> {
   let results = (outs Stage_Tensor:$result);
   let assemblyFormat = [{
     $input `dim` $dim `offset` custom<SymExpr>($offset) `size`
-    custom<SymExpr>($size) attr-dict `:` type($input) `->` type($result)
+    custom<SymExpr>($size) attr-dict `:` qualified(type($input)) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
 }
@@ -234,7 +234,7 @@ def Stage_LossOp : Stage_Op<"loss"> {
     ```
   }];
   let arguments = (ins Stage_Tensor:$input);
-  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input))";
 }
 
 def Stage_MicrobatchesOp : Stage_Op<"microbatches", [RecursiveMemoryEffects,

@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef STAGE_LIB_TARGET_CHAKRAVERIFY_VERIFIER_H
-#define STAGE_LIB_TARGET_CHAKRAVERIFY_VERIFIER_H
+#ifndef STAGE_TARGET_CHAKRAVERIFY_VERIFIER_H
+#define STAGE_TARGET_CHAKRAVERIFY_VERIFIER_H
 
 #include <cstdint>
 #include <string>
@@ -41,4 +41,4 @@ std::string traceSetStats(const TraceSetOptions &options, std::string &error);
 
 } // namespace stage::trace
 
-#endif // STAGE_LIB_TARGET_CHAKRAVERIFY_VERIFIER_H
+#endif // STAGE_TARGET_CHAKRAVERIFY_VERIFIER_H

@@ -1,0 +1,22 @@
+//===- ToolSetup.h - What the stage tools set up before parsing -*- C++ -*-===//
+
+#ifndef STAGE_TOOLS_TOOLSETUP_H
+#define STAGE_TOOLS_TOOLSETUP_H
+
+namespace mlir::stage {
+
+/// Hides, from `--help`, the options registered before `main` runs: the
+/// shared LLVM library brings hundreds of code-generation flags that mean
+/// nothing here. They still parse, and `--help-hidden` lists them. Call it
+/// first in `main`, before the tool registers its own options.
+void hideLibraryOptions();
+
+/// An error names its location and shows that source line; printing the
+/// whole failing op as well (MLIR's default) would dump a training step of
+/// thousands of lines for a module-level error.
+/// `--mlir-print-op-on-diagnostic` turns it back on.
+void setDiagnosticDefaults();
+
+} // namespace mlir::stage
+
+#endif // STAGE_TOOLS_TOOLSETUP_H
