@@ -4,7 +4,6 @@
 
 #include "LayerScope.h"
 
-#include "Stage/Analysis/Bindings.h"
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
