@@ -10,8 +10,8 @@
 
 #include "Stage/Conversion/Passes.h"
 
+#include "GraphCleanup.h"
 #include "Payload.h"
-#include "Unflatten.h"
 
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageBuilder.h"
@@ -537,7 +537,7 @@ LogicalResult Converter::run() {
       out.erase();
       return failure();
     }
-  unflattenRows(out);
+  cleanUpConvertedGraph(out);
   // Layout changes nothing reads (a unit dimension added and removed).
   for (Operation &op :
        llvm::make_early_inc_range(llvm::reverse(out.getBody().front())))

@@ -17,7 +17,7 @@
 
 #include "SplitFused.h"
 
-#include "Unflatten.h"
+#include "RewriteHelpers.h"
 
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageBuilder.h"
@@ -25,8 +25,6 @@
 using namespace mlir;
 using namespace mlir::stage;
 using sym::Expr;
-
-/// The dimension names stage-symbolize reads from a parameter.
 
 namespace {
 /// The slices that are all the uses of a value, in order along `dim`, when
@@ -81,13 +79,11 @@ static std::optional<Partition> partitionOf(Value v) {
 
 /// Replaces each slice of `p` with `part(slice)` and erases `producer`.
 static void replaceParts(Operation *producer, const Partition &p,
+                         PatternRewriter &r,
                          function_ref<Value(SliceOp)> part) {
-  for (SliceOp s : SmallVector<SliceOp>(p.slices)) {
-    Value v = part(s);
-    s.getResult().replaceAllUsesWith(v);
-    s.erase();
-  }
-  producer->erase();
+  for (SliceOp s : SmallVector<SliceOp>(p.slices))
+    r.replaceOp(s, part(s));
+  r.eraseOp(producer);
 }
 
 /// `x` sliced like `like`, along `dim`.
@@ -99,7 +95,7 @@ static Value sliceLike(GraphBuilder &g, Value x, int64_t dim, SliceOp like) {
 /// A merging reshape's slices along a dimension it keeps: slices of its
 /// input, each reshaped.
 static bool splitReshape(ReshapeOp op, const Partition &p, GraphBuilder &g,
-                         OpBuilder &b) {
+                         PatternRewriter &b) {
   SymTensorType rt = GraphBuilder::typeOf(op.getResult());
   std::optional<SmallVector<unsigned>> groups =
       mergeGroups(GraphBuilder::typeOf(op.getInput()).getDims(), rt.getDims());
@@ -108,7 +104,7 @@ static bool splitReshape(ReshapeOp op, const Partition &p, GraphBuilder &g,
   int64_t inDim = 0;
   for (int64_t d = 0; d < p.dim; ++d)
     inDim += (*groups)[d];
-  replaceParts(op, p, [&](SliceOp s) {
+  replaceParts(op, p, b, [&](SliceOp s) {
     b.setInsertionPoint(s);
     SmallVector<Expr> dims = rt.getDims();
     dims[p.dim] = s.getSize().getValue();
@@ -120,7 +116,7 @@ static bool splitReshape(ReshapeOp op, const Partition &p, GraphBuilder &g,
 /// An elementwise op's slices: the op on the slices of its operands (an
 /// operand broadcast over the sliced dimension is used whole).
 static bool splitEwise(EwiseOp op, const Partition &p, GraphBuilder &g,
-                       OpBuilder &b) {
+                       PatternRewriter &b) {
   SymTensorType rt = GraphBuilder::typeOf(op.getResult());
   int64_t rank = rt.getRank();
   SmallVector<int64_t> dims; // per operand: the dimension to slice, or -1
@@ -134,7 +130,7 @@ static bool splitEwise(EwiseOp op, const Partition &p, GraphBuilder &g,
     else
       return false;
   }
-  replaceParts(op, p, [&](SliceOp s) {
+  replaceParts(op, p, b, [&](SliceOp s) {
     b.setInsertionPoint(s);
     SmallVector<Value> inputs;
     for (auto [in, d] : llvm::zip(op.getInputs(), dims))
@@ -147,7 +143,7 @@ static bool splitEwise(EwiseOp op, const Partition &p, GraphBuilder &g,
 /// An einsum's slices along an index that one operand alone carries: the
 /// einsum on that operand's slices.
 static bool splitEinsum(EinsumOp op, const Partition &p, GraphBuilder &g,
-                        OpBuilder &b) {
+                        PatternRewriter &b) {
   SmallVector<std::string> terms = op.getInputIndices();
   char index = op.getResultIndices()[p.dim];
   int64_t carrier = -1, position = -1;
@@ -162,7 +158,7 @@ static bool splitEinsum(EinsumOp op, const Partition &p, GraphBuilder &g,
   }
   if (carrier < 0)
     return false;
-  replaceParts(op, p, [&](SliceOp s) {
+  replaceParts(op, p, b, [&](SliceOp s) {
     b.setInsertionPoint(s);
     SmallVector<Value> inputs(op.getInputs());
     inputs[carrier] = sliceLike(g, inputs[carrier], position, s);
@@ -173,7 +169,7 @@ static bool splitEinsum(EinsumOp op, const Partition &p, GraphBuilder &g,
 
 /// A parameter's slices: one parameter per part, its dimension names
 /// divided among them (`3*H*Dh` -> `H*Dh`).
-static bool splitParam(ParamOp op, const Partition &p, OpBuilder &b) {
+static bool splitParam(ParamOp op, const Partition &p, PatternRewriter &b) {
   int64_t n = p.slices.size();
   ArrayAttr names = getDimNames(op);
   ArrayAttr partNames;
@@ -204,29 +200,41 @@ static bool splitParam(ParamOp op, const Partition &p, OpBuilder &b) {
       part->setAttr(a.getName(), a.getValue());
     if (partNames)
       setDimNames(part, partNames);
-    s.getResult().replaceAllUsesWith(part.getResult());
-    s.erase();
+    b.replaceOp(s, part.getResult());
   }
-  op.erase();
+  b.eraseOp(op);
   return true;
 }
 
-bool mlir::stage::splitPartitioned(Operation *op, GraphBuilder &g,
-                                   OpBuilder &b) {
-  if (op->getNumResults() != 1 || hasPlanSharding(op))
-    return false;
-  std::optional<Partition> p = partitionOf(op->getResult(0));
-  if (!p)
-    return false;
-  g.setLoc(op->getLoc());
-  b.setInsertionPoint(op);
-  if (auto r = dyn_cast<ReshapeOp>(op))
-    return splitReshape(r, *p, g, b);
-  if (auto e = dyn_cast<EwiseOp>(op))
-    return splitEwise(e, *p, g, b);
-  if (auto e = dyn_cast<EinsumOp>(op))
-    return splitEinsum(e, *p, g, b);
-  if (auto q = dyn_cast<ParamOp>(op))
-    return splitParam(q, *p, b);
-  return false;
+namespace {
+/// A value whose every use is one of the slices that partition it, computed
+/// part by part.
+struct SplitPartitioned : RewritePattern {
+  explicit SplitPartitioned(MLIRContext *ctx)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, ctx) {}
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &b) const override {
+    if (op->getNumResults() != 1 || hasPlanSharding(op))
+      return failure();
+    std::optional<Partition> p = partitionOf(op->getResult(0));
+    if (!p)
+      return failure();
+    GraphBuilder g(b, op->getLoc());
+    b.setInsertionPoint(op);
+    bool split = false;
+    if (auto r = dyn_cast<ReshapeOp>(op))
+      split = splitReshape(r, *p, g, b);
+    else if (auto e = dyn_cast<EwiseOp>(op))
+      split = splitEwise(e, *p, g, b);
+    else if (auto e = dyn_cast<EinsumOp>(op))
+      split = splitEinsum(e, *p, g, b);
+    else if (auto q = dyn_cast<ParamOp>(op))
+      split = splitParam(q, *p, b);
+    return success(split);
+  }
+};
+} // namespace
+
+void mlir::stage::populateSplitFusedPatterns(RewritePatternSet &patterns) {
+  patterns.add<SplitPartitioned>(patterns.getContext());
 }

@@ -3,15 +3,15 @@
 #ifndef STAGE_LIB_CONVERSION_LINALGTOSTAGE_SPLITFUSED_H
 #define STAGE_LIB_CONVERSION_LINALGTOSTAGE_SPLITFUSED_H
 
-#include "Stage/Dialect/Stage/IR/StageBuilder.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace mlir::stage {
 
-/// When every use of `op`'s result is one of the slices that partition it
-/// into equal parts, computes it part by part (a reshape, elementwise op or
-/// einsum moves after the slices; a parameter becomes one per part) and
-/// erases it. True when it rewrote; `op` and the slices are gone then.
-bool splitPartitioned(Operation *op, GraphBuilder &g, OpBuilder &b);
+/// The pattern that computes a value part by part when every use of it is
+/// one of the slices that partition it into equal parts (a reshape,
+/// elementwise op or einsum moves after the slices; a parameter becomes one
+/// per part).
+void populateSplitFusedPatterns(RewritePatternSet &patterns);
 
 } // namespace mlir::stage
 

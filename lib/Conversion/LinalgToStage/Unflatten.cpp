@@ -13,7 +13,7 @@
 
 #include "Unflatten.h"
 
-#include "SplitFused.h"
+#include "RewriteHelpers.h"
 
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageBuilder.h"
@@ -23,43 +23,6 @@
 using namespace mlir;
 using namespace mlir::stage;
 using sym::Expr;
-
-std::optional<SmallVector<unsigned>>
-mlir::stage::mergeGroups(ArrayRef<Expr> from, ArrayRef<Expr> to) {
-  const Expr one(1);
-  SmallVector<unsigned> groups;
-  unsigned i = 0;
-  for (const Expr &target : to) {
-    if (target == one && (i == from.size() || from[i] != one)) {
-      groups.push_back(0);
-      continue;
-    }
-    if (i == from.size())
-      return std::nullopt;
-    Expr p = from[i];
-    unsigned n = 1;
-    while (p != target && i + n < from.size())
-      p *= from[i + n++];
-    if (p != target)
-      return std::nullopt;
-    groups.push_back(n);
-    i += n;
-  }
-  for (; i < from.size(); ++i) {
-    if (from[i] != one || groups.empty())
-      return std::nullopt;
-    ++groups.back();
-  }
-  return groups;
-}
-
-Value mlir::stage::cloneOn(Operation *op, ValueRange inputs, Type type,
-                           OpBuilder &b) {
-  Operation *copy = b.clone(*op);
-  copy->setOperands(inputs);
-  copy->getResult(0).setType(type);
-  return copy->getResult(0);
-}
 
 namespace {
 /// A reshape that merges dimensions: its source and the group sizes.
@@ -90,7 +53,8 @@ static std::optional<Merge> mergeOf(Value v) {
 /// `ewise(merge(x), bias)` -> `merge(ewise(x, bias))` where every other
 /// operand is a scalar, a merge of the same shape, or broadcasts over
 /// trailing dimensions that are not merged.
-static bool sinkThroughEwise(EwiseOp op, GraphBuilder &g, OpBuilder &b) {
+static bool sinkThroughEwise(EwiseOp op, PatternRewriter &r) {
+  GraphBuilder g(r, op.getLoc());
   SymTensorType rt = GraphBuilder::typeOf(op.getResult());
   std::optional<Merge> lead;
   for (Value in : op.getInputs())
@@ -122,14 +86,13 @@ static bool sinkThroughEwise(EwiseOp op, GraphBuilder &g, OpBuilder &b) {
       return false;
     }
   }
-  b.setInsertionPoint(op);
+  r.setInsertionPoint(op);
   Value moved = cloneOn(
       op, inputs,
       SymTensorType::get(op.getContext(), st.getDims(), rt.getElementType()),
-      b);
+      r);
   g.setLoc(op.getLoc());
-  op.getResult().replaceAllUsesWith(g.reshape(moved, rt.getDims()));
-  op.erase();
+  r.replaceOp(op, g.reshape(moved, rt.getDims()));
   return true;
 }
 
@@ -147,7 +110,8 @@ static Value rebuildEinsum(EinsumOp like, ArrayRef<std::string> terms,
 
 /// `einsum(merge(x), w)` -> `merge(einsum(x, w))` for every merged index that
 /// only this operand and the result carry (the rows of a linear layer).
-static bool absorbIntoEinsum(EinsumOp op, GraphBuilder &g, OpBuilder &b) {
+static bool absorbIntoEinsum(EinsumOp op, PatternRewriter &r) {
+  GraphBuilder g(r, op.getLoc());
   SmallVector<std::string> terms = op.getInputIndices();
   std::string result = op.getResultIndices();
   std::string used;
@@ -207,14 +171,13 @@ static bool absorbIntoEinsum(EinsumOp op, GraphBuilder &g, OpBuilder &b) {
     if (!absorbed)
       continue;
     g.setLoc(op.getLoc());
-    b.setInsertionPoint(op);
+    r.setInsertionPoint(op);
     SmallVector<Value> inputs(op.getInputs());
     inputs[n] = partial == from ? m->source : g.reshape(m->source, partial);
     terms[n] = term;
     SymTensorType rt = GraphBuilder::typeOf(op.getResult());
     Value e = rebuildEinsum(op, terms, newResult, inputs, g);
-    op.getResult().replaceAllUsesWith(g.reshape(e, rt.getDims()));
-    op.erase();
+    r.replaceOp(op, g.reshape(e, rt.getDims()));
     return true;
   }
   return false;
@@ -222,8 +185,8 @@ static bool absorbIntoEinsum(EinsumOp op, GraphBuilder &g, OpBuilder &b) {
 
 /// `einsum(transpose(x))` -> `einsum(x)` with the operand's term permuted:
 /// the layout change is the contraction's indexing (as torch's views are).
-static bool foldTransposeIntoEinsum(EinsumOp op, GraphBuilder &g,
-                                    OpBuilder &b) {
+static bool foldTransposeIntoEinsum(EinsumOp op, PatternRewriter &r) {
+  GraphBuilder g(r, op.getLoc());
   SmallVector<std::string> terms = op.getInputIndices();
   SmallVector<Value> inputs(op.getInputs());
   bool folded = false;
@@ -241,17 +204,16 @@ static bool foldTransposeIntoEinsum(EinsumOp op, GraphBuilder &g,
   if (!folded)
     return false;
   g.setLoc(op.getLoc());
-  b.setInsertionPoint(op);
+  r.setInsertionPoint(op);
   Value e = rebuildEinsum(op, terms, op.getResultIndices(), inputs, g);
-  op.getResult().replaceAllUsesWith(e);
-  op.erase();
+  r.replaceOp(op, e);
   return true;
 }
 
 /// `transpose(einsum)` -> `einsum` with its result term permuted, when the
 /// transpose is the einsum's only reader.
-static bool foldEinsumIntoTranspose(TransposeOp op, GraphBuilder &g,
-                                    OpBuilder &b) {
+static bool foldEinsumIntoTranspose(TransposeOp op, PatternRewriter &r) {
+  GraphBuilder g(r, op.getLoc());
   auto e = op.getInput().getDefiningOp<EinsumOp>();
   if (!e || !e->hasOneUse() || hasPlanSharding(e) || hasPlanSharding(op))
     return false;
@@ -259,17 +221,17 @@ static bool foldEinsumIntoTranspose(TransposeOp op, GraphBuilder &g,
   for (int64_t k : op.getPermutation())
     result += from[k];
   g.setLoc(e.getLoc());
-  b.setInsertionPoint(op);
+  r.setInsertionPoint(op);
   Value n = rebuildEinsum(e, e.getInputIndices(), result, e.getInputs(), g);
-  op.getResult().replaceAllUsesWith(n);
-  op.erase();
-  e.erase();
+  r.replaceOp(op, n);
+  r.eraseOp(e);
   return true;
 }
 
 /// An index of extent 1 (the batch of a batch_matmul on one flattened
 /// batch) is dropped from every operand and the result.
-static bool dropUnitIndices(EinsumOp op, GraphBuilder &g, OpBuilder &b) {
+static bool dropUnitIndices(EinsumOp op, PatternRewriter &r) {
+  GraphBuilder g(r, op.getLoc());
   SmallVector<std::string> terms = op.getInputIndices();
   std::string result = op.getResultIndices();
   std::string units;
@@ -283,7 +245,7 @@ static bool dropUnitIndices(EinsumOp op, GraphBuilder &g, OpBuilder &b) {
       }))
     return false;
   g.setLoc(op.getLoc());
-  b.setInsertionPoint(op);
+  r.setInsertionPoint(op);
   auto drop = [&](Value v, std::string &term) {
     SmallVector<Expr> dims;
     std::string kept;
@@ -303,60 +265,52 @@ static bool dropUnitIndices(EinsumOp op, GraphBuilder &g, OpBuilder &b) {
   llvm::erase_if(result, isUnit);
   SymTensorType rt = GraphBuilder::typeOf(op.getResult());
   Value e = rebuildEinsum(op, terms, result, inputs, g);
-  op.getResult().replaceAllUsesWith(g.reshape(e, rt.getDims()));
-  op.erase();
+  r.replaceOp(op, g.reshape(e, rt.getDims()));
   return true;
 }
 
 /// `reshape(reshape(x))` -> `reshape(x)`, and a reshape to its own shape
 /// disappears.
-static bool foldReshape(ReshapeOp op) {
+static bool foldReshape(ReshapeOp op, PatternRewriter &r) {
   if (hasPlanSharding(op))
     return false;
   bool changed = false;
   if (auto inner = op.getInput().getDefiningOp<ReshapeOp>();
       inner && !hasPlanSharding(inner)) {
-    op.getInputMutable().assign(inner.getInput());
+    r.modifyOpInPlace(op,
+                      [&] { op.getInputMutable().assign(inner.getInput()); });
     changed = true;
   }
   if (GraphBuilder::typeOf(op.getInput()).getDims() !=
       GraphBuilder::typeOf(op.getResult()).getDims())
     return changed;
-  op.getResult().replaceAllUsesWith(op.getInput());
-  op.erase();
+  r.replaceOp(op, op.getInput());
   return true;
 }
 
-void mlir::stage::unflattenRows(func::FuncOp fn) {
-  OpBuilder b(fn.getContext());
-  GraphBuilder g(b, fn.getLoc());
-  Block &body = fn.getBody().front();
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    // A split erases ops after the one it starts from: rescan after each.
-    for (Operation &op : body)
-      if (splitPartitioned(&op, g, b)) {
-        changed = true;
-        break;
-      }
-    if (changed)
-      continue;
-    for (Operation &op : llvm::make_early_inc_range(body)) {
-      if (hasPlanSharding(&op))
-        continue;
-      if (auto e = dyn_cast<EwiseOp>(op))
-        changed |= sinkThroughEwise(e, g, b);
-      else if (auto e = dyn_cast<EinsumOp>(op))
-        changed |= foldTransposeIntoEinsum(e, g, b) ||
-                   dropUnitIndices(e, g, b) || absorbIntoEinsum(e, g, b);
-      else if (auto r = dyn_cast<ReshapeOp>(op))
-        changed |= foldReshape(r);
-      else if (auto t = dyn_cast<TransposeOp>(op))
-        changed |= foldEinsumIntoTranspose(t, g, b);
-    }
+namespace {
+/// A rewrite of this file as a pattern: it rewrites (and succeeds) or
+/// leaves the IR as it was.
+template <typename OpT> struct RewriteFn : OpRewritePattern<OpT> {
+  using Fn = bool (*)(OpT, PatternRewriter &);
+  RewriteFn(MLIRContext *ctx, Fn fn, PatternBenefit benefit)
+      : OpRewritePattern<OpT>(ctx, benefit), fn(fn) {}
+  LogicalResult matchAndRewrite(OpT op, PatternRewriter &r) const override {
+    if (hasPlanSharding(op))
+      return failure();
+    return success(fn(op, r));
   }
-  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
-    if (isa<ReshapeOp, TransposeOp>(op) && op.use_empty())
-      op.erase();
+  Fn fn;
+};
+} // namespace
+
+void mlir::stage::populateUnflattenPatterns(RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<RewriteFn<EwiseOp>>(ctx, sinkThroughEwise, 1);
+  // An einsum tries its rewrites in this order.
+  patterns.add<RewriteFn<EinsumOp>>(ctx, foldTransposeIntoEinsum, 3);
+  patterns.add<RewriteFn<EinsumOp>>(ctx, dropUnitIndices, 2);
+  patterns.add<RewriteFn<EinsumOp>>(ctx, absorbIntoEinsum, 1);
+  patterns.add<RewriteFn<ReshapeOp>>(ctx, foldReshape, 1);
+  patterns.add<RewriteFn<TransposeOp>>(ctx, foldEinsumIntoTranspose, 1);
 }
