@@ -121,6 +121,8 @@ FailureOr<sym::Rational> bound(Operation *at, const sym::Expr &e,
 
 } // namespace
 
+/// One function: each stage's states, kept activations, transients and
+/// peak are read in one walk of its chunks, in the schedule's order.
 FailureOr<std::vector<StageMemory>>
 mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
   StepStructure step = getStepStructure(fn);

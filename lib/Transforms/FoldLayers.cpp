@@ -243,6 +243,8 @@ std::optional<Fold> Folder::best(int64_t minCount) {
   return chosen;
 }
 
+/// One function: every op of the run is compared with the first layer's
+/// (structure, wiring, weights) in one pass over the layers.
 std::optional<Fold> Folder::check(const Run &r) {
   const int64_t s = r.start, p = r.period, k = r.count;
   auto at = [&](int64_t segment, int64_t j) {

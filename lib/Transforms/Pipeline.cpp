@@ -265,6 +265,8 @@ LogicalResult Pipeliner::splitRun(const Run &run) {
   return success();
 }
 
+/// One function: the stage split, the layer runs of each stage and the
+/// sends between them are decided together, in program order.
 LogicalResult Pipeliner::run(ArrayRef<int64_t> userSizes) {
   Block &entry = fn.getBody().front();
   Operation *ret = entry.getTerminator();

@@ -45,7 +45,12 @@ private:
   FailureOr<SymTensorType> typeFor(Type t, Location loc);
   FailureOr<Value> get(Value v, Operation *user);
   LogicalResult convert(Operation *op);
+  struct LinalgLoops;
   LogicalResult convertLinalg(linalg::LinalgOp op);
+  FailureOr<LinalgLoops> analyzeLinalg(linalg::LinalgOp op);
+  FailureOr<Value> convertContraction(const LinalgLoops &l);
+  FailureOr<Value> convertReduction(const LinalgLoops &l);
+  FailureOr<Value> convertParallel(const LinalgLoops &l);
   LogicalResult convertShard(shard::ShardOp op);
   /// `v` (indexed by the loop dims `dims`, some constant unit dims) brought
   /// to loop order `target` by dropping unit dims, transposing and
@@ -158,192 +163,234 @@ Value Converter::toLoops(Value v, ArrayRef<int64_t> dims,
   return v;
 }
 
-LogicalResult Converter::convertLinalg(linalg::LinalgOp op) {
-  Operation *raw = op.getOperation();
-  if (isa<linalg::FillOp>(raw)) {
-    inits.insert(raw->getResult(0));
-    return success();
+/// What a linalg op computes, in its loops: the payload, each operand's
+/// loop of each dimension (-1: a constant unit index), the loops' kinds and
+/// extents, the converted inputs, the output's loops.
+struct Converter::LinalgLoops {
+  Operation *op;
+  Payload payload;
+  unsigned numInputs;
+  SmallVector<SmallVector<int64_t>> dims;
+  SmallVector<utils::IteratorType> iters;
+  SmallVector<Expr> extents;
+  SmallVector<Value> operands;
+  SmallVector<int64_t> outDims, outLoops;
+  Type elementType;
+  SymTensorType resultType;
+
+  bool reduces() const {
+    return llvm::any_of(iters, [](utils::IteratorType t) {
+      return t == utils::IteratorType::reduction;
+    });
   }
+};
+
+FailureOr<Converter::LinalgLoops>
+Converter::analyzeLinalg(linalg::LinalgOp op) {
+  Operation *raw = op.getOperation();
   if (raw->getNumResults() != 1 || op.getNumDpsInits() != 1)
     return op->emitOpError("has ") << raw->getNumResults()
                                    << " results; stage converts linalg ops "
                                       "with one tensor result";
   if (!op.hasPureTensorSemantics())
     return op->emitOpError("works on buffers; stage converts linalg on tensors");
-  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  SmallVector<utils::IteratorType> iters = op.getIteratorTypesArray();
-  unsigned numInputs = op.getNumDpsInputs();
-  Payload p = classifyPayload(*op.getBlock(), numInputs);
-  if (p.kind == PayloadKind::Unknown)
-    return op->emitOpError("cannot be converted to stage: ") << p.why;
-
-  SmallVector<SmallVector<int64_t>> dims;
-  for (AffineMap m : maps) {
+  LinalgLoops l;
+  l.op = raw;
+  l.iters = op.getIteratorTypesArray();
+  l.numInputs = op.getNumDpsInputs();
+  l.payload = classifyPayload(*op.getBlock(), l.numInputs);
+  if (l.payload.kind == PayloadKind::Unknown)
+    return op->emitOpError("cannot be converted to stage: ") << l.payload.why;
+  for (AffineMap m : op.getIndexingMapsArray()) {
     FailureOr<SmallVector<int64_t>> d = loopDims(m, raw);
     if (failed(d))
       return failure();
-    dims.push_back(*d);
+    l.dims.push_back(*d);
   }
   // Loop extents, from the operands that index each loop.
-  SmallVector<Expr> extents(iters.size(), Expr(0));
-  SmallVector<Value> operands;
+  l.extents.assign(l.iters.size(), Expr(0));
   for (OpOperand &o : raw->getOpOperands()) {
     unsigned i = o.getOperandNumber();
     auto shape = cast<RankedTensorType>(o.get().getType()).getShape();
-    for (auto [k, d] : llvm::enumerate(dims[i]))
+    for (auto [k, d] : llvm::enumerate(l.dims[i]))
       if (d >= 0)
-        extents[d] = Expr(shape[k]);
-    if (i < numInputs) {
+        l.extents[d] = Expr(shape[k]);
+    if (i < l.numInputs) {
       FailureOr<Value> v = get(o.get(), raw);
       if (failed(v))
         return failure();
-      operands.push_back(*v);
+      l.operands.push_back(*v);
     }
   }
-  SmallVector<int64_t> outDims = dims.back(), outLoops;
-  for (int64_t d : outDims)
+  l.outDims = l.dims.back();
+  for (int64_t d : l.outDims)
     if (d >= 0)
-      outLoops.push_back(d);
-  Type et = cast<RankedTensorType>(raw->getResult(0).getType()).getElementType();
-  FailureOr<SymTensorType> resultType = typeFor(raw->getResult(0).getType(),
-                                                raw->getLoc());
+      l.outLoops.push_back(d);
+  l.elementType =
+      cast<RankedTensorType>(raw->getResult(0).getType()).getElementType();
+  FailureOr<SymTensorType> resultType =
+      typeFor(raw->getResult(0).getType(), raw->getLoc());
   if (failed(resultType))
     return failure();
-  auto finish = [&](Value v) {
-    // Back to the output's layout: permuted loops, unit dims.
-    SymTensorType t = GraphBuilder::typeOf(v);
-    if (t.getDims() != resultType->getDims())
-      v = reshape(v, resultType->getDims());
-    map(raw->getResult(0), v);
-    return success();
-  };
-  bool reduces = llvm::any_of(iters, [](utils::IteratorType t) {
-    return t == utils::IteratorType::reduction;
-  });
+  l.resultType = *resultType;
+  return l;
+}
 
-  if (p.kind == PayloadKind::MulAdd) {
-    if (numInputs != 2)
-      return op->emitOpError("multiplies ") << numInputs
-                                            << " inputs; stage contracts two";
-    auto letters = [&](ArrayRef<int64_t> ds) {
-      std::string s;
-      for (int64_t d : ds)
-        if (d >= 0)
-          s += char('a' + d);
-      return s;
-    };
-    SmallVector<Value> ins;
-    for (unsigned i = 0; i < 2; ++i) {
-      Value v = operands[i];
-      SmallVector<int64_t> kept;
-      for (int64_t d : dims[i])
-        if (d >= 0)
-          kept.push_back(d);
-      if (kept.size() != dims[i].size())
-        v = toLoops(v, dims[i], kept, extents);
-      ins.push_back(v);
-    }
-    std::string spec = letters(dims[0]) + "," + letters(dims[1]) + "->" +
-                       letters(outDims);
-    return finish(g.einsum(spec, ins, et));
+LogicalResult Converter::convertLinalg(linalg::LinalgOp op) {
+  if (isa<linalg::FillOp>(op.getOperation())) {
+    inits.insert(op->getResult(0));
+    return success();
   }
-  if (p.kind == PayloadKind::Sum || p.kind == PayloadKind::Max) {
-    if (numInputs != 1 || !reduces)
-      return op->emitOpError("accumulates without reducing a loop");
-    SmallVector<int64_t> all;
-    for (int64_t d : dims[0])
+  FailureOr<LinalgLoops> l = analyzeLinalg(op);
+  if (failed(l))
+    return failure();
+  PayloadKind kind = l->payload.kind;
+  FailureOr<Value> v = kind == PayloadKind::MulAdd ? convertContraction(*l)
+                       : kind == PayloadKind::Sum || kind == PayloadKind::Max
+                           ? convertReduction(*l)
+                           : convertParallel(*l);
+  if (failed(v))
+    return failure();
+  // Back to the output's layout: permuted loops, unit dims.
+  Value r = *v;
+  if (GraphBuilder::typeOf(r).getDims() != l->resultType.getDims())
+    r = reshape(r, l->resultType.getDims());
+  map(op->getResult(0), r);
+  return success();
+}
+
+/// A multiply-accumulate of two inputs: an einsum.
+FailureOr<Value> Converter::convertContraction(const LinalgLoops &l) {
+  if (l.numInputs != 2)
+    return l.op->emitOpError("multiplies ")
+           << l.numInputs << " inputs; stage contracts two";
+  auto letters = [&](ArrayRef<int64_t> ds) {
+    std::string s;
+    for (int64_t d : ds)
       if (d >= 0)
-        all.push_back(d);
-    llvm::sort(all);
-    Value in = toLoops(operands[0], dims[0], all, extents);
-    SmallVector<int64_t> reduced;
-    for (auto [i, d] : llvm::enumerate(all))
-      if (iters[d] == utils::IteratorType::reduction)
-        reduced.push_back(int64_t(i));
-    Value r = g.reduce(p.kind == PayloadKind::Sum ? ReduceKind::sum
-                                                  : ReduceKind::max,
-                       in, reduced);
-    // The reduced value in the output's loop order.
-    SmallVector<int64_t> keptLoops;
-    for (int64_t d : all)
-      if (iters[d] != utils::IteratorType::reduction)
-        keptLoops.push_back(d);
-    if (keptLoops != outLoops)
-      r = toLoops(r, keptLoops, outLoops, extents);
-    return finish(r);
+        s += char('a' + d);
+    return s;
+  };
+  SmallVector<Value> ins;
+  for (unsigned i = 0; i < 2; ++i) {
+    Value v = l.operands[i];
+    SmallVector<int64_t> kept;
+    for (int64_t d : l.dims[i])
+      if (d >= 0)
+        kept.push_back(d);
+    if (kept.size() != l.dims[i].size())
+      v = toLoops(v, l.dims[i], kept, l.extents);
+    ins.push_back(v);
   }
-  if (reduces)
-    return op->emitOpError("reduces with a payload that is no sum, max or "
-                           "multiply-accumulate");
+  std::string spec =
+      letters(l.dims[0]) + "," + letters(l.dims[1]) + "->" + letters(l.outDims);
+  return g.einsum(spec, ins, l.elementType);
+}
+
+/// A sum or maximum over some loops: a reduce, in the output's loop order.
+FailureOr<Value> Converter::convertReduction(const LinalgLoops &l) {
+  if (l.numInputs != 1 || !l.reduces())
+    return l.op->emitOpError("accumulates without reducing a loop");
+  SmallVector<int64_t> all;
+  for (int64_t d : l.dims[0])
+    if (d >= 0)
+      all.push_back(d);
+  llvm::sort(all);
+  Value in = toLoops(l.operands[0], l.dims[0], all, l.extents);
+  SmallVector<int64_t> reduced;
+  for (auto [i, d] : llvm::enumerate(all))
+    if (l.iters[d] == utils::IteratorType::reduction)
+      reduced.push_back(int64_t(i));
+  Value r = g.reduce(l.payload.kind == PayloadKind::Sum ? ReduceKind::sum
+                                                        : ReduceKind::max,
+                     in, reduced);
+  // The reduced value in the output's loop order.
+  SmallVector<int64_t> keptLoops;
+  for (int64_t d : all)
+    if (l.iters[d] != utils::IteratorType::reduction)
+      keptLoops.push_back(d);
+  if (keptLoops != l.outLoops)
+    r = toLoops(r, keptLoops, l.outLoops, l.extents);
+  return r;
+}
+
+/// Parallel loops: a copy (transpose, broadcast) or an elementwise op.
+FailureOr<Value> Converter::convertParallel(const LinalgLoops &l) {
+  if (l.reduces())
+    return l.op->emitOpError("reduces with a payload that is no sum, max or "
+                             "multiply-accumulate");
   // Parallel: copy (transpose, broadcast) or elementwise.
   SmallVector<Value> ins;
-  for (unsigned i = 0; i < numInputs; ++i) {
-    if (p.kind == PayloadKind::Copy && i != p.copied)
+  for (unsigned i = 0; i < l.numInputs; ++i) {
+    if (l.payload.kind == PayloadKind::Copy && i != l.payload.copied)
       continue;
     // Unit dimensions of an elementwise operand drop when what remains
     // broadcasts as a trailing suffix (a bias [1, 1, F] on [1, T, F]).
-    SmallVector<int64_t> di = dims[i];
-    bool broadcasts = llvm::any_of(outLoops, [&](int64_t d) {
-      return extents[d] != Expr(1) && !llvm::is_contained(di, d);
+    SmallVector<int64_t> di = l.dims[i];
+    bool broadcasts = llvm::any_of(l.outLoops, [&](int64_t d) {
+      return l.extents[d] != Expr(1) && !llvm::is_contained(di, d);
     });
-    if (p.kind == PayloadKind::Elementwise && broadcasts) {
+    if (l.payload.kind == PayloadKind::Elementwise && broadcasts) {
       SmallVector<int64_t> trimmed = di;
       for (int64_t &d : trimmed)
-        if (d >= 0 && extents[d] == Expr(1))
+        if (d >= 0 && l.extents[d] == Expr(1))
           d = -1;
       unsigned n = llvm::count_if(trimmed, [](int64_t d) { return d >= 0; });
-      ArrayRef<int64_t> suffix = ArrayRef<int64_t>(outLoops).take_back(n);
+      ArrayRef<int64_t> suffix = ArrayRef<int64_t>(l.outLoops).take_back(n);
       if (llvm::all_of(trimmed, [&](int64_t d) {
             return d < 0 || llvm::is_contained(suffix, d);
           }))
         di = trimmed;
     }
-    ins.push_back(toLoops(operands[i], di, outLoops, extents));
+    ins.push_back(toLoops(l.operands[i], di, l.outLoops, l.extents));
   }
   Value r;
-  if (p.kind == PayloadKind::Copy) {
+  if (l.payload.kind == PayloadKind::Copy) {
     r = ins.front();
-    if (GraphBuilder::typeOf(r).getRank() < outLoops.size()) {
+    if (GraphBuilder::typeOf(r).getRank() < l.outLoops.size()) {
       SmallVector<int64_t> missing;
       SmallVector<Expr> full;
-      unsigned lead = outLoops.size() - GraphBuilder::typeOf(r).getRank();
+      unsigned lead = l.outLoops.size() - GraphBuilder::typeOf(r).getRank();
       for (unsigned k = 0; k < lead; ++k)
         missing.push_back(k);
-      for (int64_t d : outLoops)
-        full.push_back(extents[d]);
+      for (int64_t d : l.outLoops)
+        full.push_back(l.extents[d]);
       r = g.broadcast(r, missing, full);
     }
   } else {
     // The widest operand sets the shape; pad a scalar-only op to it.
     bool full = llvm::any_of(ins, [&](Value v) {
-      return GraphBuilder::typeOf(v).getRank() == outLoops.size();
+      return GraphBuilder::typeOf(v).getRank() == l.outLoops.size();
     });
     if (!full) {
       SmallVector<Expr> shape;
-      for (int64_t d : outLoops)
-        shape.push_back(extents[d]);
+      for (int64_t d : l.outLoops)
+        shape.push_back(l.extents[d]);
       SmallVector<int64_t> missing;
-      unsigned lead = outLoops.size() - GraphBuilder::typeOf(ins[0]).getRank();
+      unsigned lead =
+          l.outLoops.size() - GraphBuilder::typeOf(ins[0]).getRank();
       for (unsigned k = 0; k < lead; ++k)
         missing.push_back(k);
       ins[0] = g.broadcast(ins[0], missing, shape);
     }
-    if (p.ewise == EwiseKind::generic) {
+    if (l.payload.ewise == EwiseKind::generic) {
       SymTensorType widest = GraphBuilder::typeOf(ins[0]);
       for (Value v : ins)
         if (GraphBuilder::typeOf(v).getRank() > widest.getRank())
           widest = GraphBuilder::typeOf(v);
-      r = EwiseOp::create(b, raw->getLoc(), widest.withElementType(et),
-                          EwiseKind::generic, ins,
-                          b.getI64IntegerAttr(std::max<int64_t>(p.flops, 1)));
+      r = EwiseOp::create(
+          b, l.op->getLoc(), widest.withElementType(l.elementType),
+          EwiseKind::generic, ins,
+          b.getI64IntegerAttr(std::max<int64_t>(l.payload.flops, 1)));
     } else {
       SmallVector<Value> ordered;
-      for (unsigned a : p.order)
+      for (unsigned a : l.payload.order)
         ordered.push_back(ins[a]);
-      r = g.ewise(p.ewise, p.order.empty() ? ins : ordered, et);
+      r = g.ewise(l.payload.ewise, l.payload.order.empty() ? ins : ordered,
+                  l.elementType);
     }
   }
-  return finish(r);
+  return r;
 }
 
 LogicalResult Converter::convertShard(shard::ShardOp op) {
@@ -388,6 +435,7 @@ LogicalResult Converter::convertShard(shard::ShardOp op) {
   return success();
 }
 
+/// One case per kind of op the frontends emit.
 LogicalResult Converter::convert(Operation *op) {
   g.setLoc(op->getLoc());
   if (auto r = dyn_cast<func::ReturnOp>(op)) {

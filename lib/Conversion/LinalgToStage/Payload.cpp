@@ -66,6 +66,8 @@ static bool hasConstant(ArrayRef<Operation *> ops, double v) {
   return false;
 }
 
+/// One function: a list of the payload forms recognized, tried in order on
+/// one walk of the body.
 Payload mlir::stage::classifyPayload(Block &body, unsigned numInputs) {
   Payload p;
   auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());

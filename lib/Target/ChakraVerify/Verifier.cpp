@@ -126,7 +126,8 @@ void checkSequences(const TraceSet &set, Errors &errors) {
 /// issues in ascending id order, one collective or send in flight per rank;
 /// a receive completes once its send has been issued; a collective
 /// completes once every member has issued it (matched by issue order). What
-/// is left when nothing can move waits forever.
+/// is left when nothing can move waits forever. One function: the issue
+/// rules share the run's state (ready queues, groups' issue order, peers).
 void simulate(const TraceSet &set, Errors &errors) {
   int64_t n = set.ranks.size();
   struct RankState {

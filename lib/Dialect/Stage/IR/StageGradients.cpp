@@ -81,6 +81,7 @@ LogicalResult EinsumOp::buildGradient(GradientEmitter &e) {
 // Elementwise
 //===----------------------------------------------------------------------===//
 
+/// One case per elementwise kind.
 LogicalResult EwiseOp::buildGradient(GradientEmitter &e) {
   Value dc = e.getGradient(getResult());
   if (!dc)
