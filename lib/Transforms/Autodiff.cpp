@@ -48,7 +48,9 @@ struct TrainingOptions {
 } // namespace
 
 /// Rewrites one forward program (the ops of `body` before `terminator`)
-/// into a training iteration.
+/// into a training iteration. One function: the forward region, the seeds,
+/// the backward and the optimizer steps share the blocks being built and
+/// must all be undone together on an error.
 static LogicalResult trainProgram(Block &body, Operation *terminator,
                                   const TrainingOptions &opts) {
   MLIRContext *ctx = terminator->getContext();

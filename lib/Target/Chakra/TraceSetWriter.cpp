@@ -97,6 +97,8 @@ std::string writeFile(const std::string &path, const std::string &data,
 }
 } // namespace
 
+/// One function: the staging directory, the workers, the renames and the
+/// clean-up on any failure or signal are one transaction.
 FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const Workload &w,
                                                          const WriteOptions &o,
                                                          Location loc) {

@@ -174,7 +174,8 @@ void loadGroups(const std::string &path, int64_t n, TraceSet &set,
 }
 
 /// Checks one rank's file on its own and keeps what the cross-rank checks
-/// and the statistics need.
+/// and the statistics need. One function: a single pass over the nodes
+/// checks each and records it.
 void checkRank(const TraceFile &f, int64_t rank, const TraceSet &set,
                int64_t n, RankGraph &g, Errors &errors) {
   g.path = f.path;

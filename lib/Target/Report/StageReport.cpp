@@ -143,6 +143,8 @@ void addFlopRows(SectionBuilder &f, const PhaseCosts &pc,
 
 } // namespace
 
+/// One function: every section of every stage's report reads the same walk
+/// of the stage's chunks and the same schedule.
 LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
                                                      const sym::Bindings &b,
                                                      const DeviceModel &device,
