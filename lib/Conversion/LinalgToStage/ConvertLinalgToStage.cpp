@@ -65,10 +65,8 @@ struct ConvertLinalgToStagePass
         degrees[name] = size;
       }
     }
-    SmallVector<func::FuncOp> fns(module.getOps<func::FuncOp>());
-    for (func::FuncOp fn : fns)
-      if (!fn.isExternal() && failed(convertLinalgFunction(fn, names)))
-        return signalPassFailure();
+    if (failed(convertLinalgFunctions(module, names)))
+      return signalPassFailure();
     for (shard::GridOp gridOp : grids)
       gridOp.erase();
     if (!degrees.empty()) {
