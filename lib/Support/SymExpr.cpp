@@ -301,6 +301,56 @@ Result<Expr> Expr::substitute(const Substitution &s) const {
   return sum;
 }
 
+/// The Bernoulli numbers B_0 .. B_p with B_1 = -1/2, the convention of
+/// sums from 0 to n - 1.
+static std::vector<Rational> bernoulli(int p) {
+  std::vector<Rational> b(p + 1);
+  for (int m = 0; m <= p; ++m) {
+    // sum_{j=0}^{m} C(m+1, j) B_j = 0 for m >= 1, B_0 = 1.
+    if (m == 0) {
+      b[0] = Rational(1);
+      continue;
+    }
+    Rational acc(0);
+    Rational binom(1); // C(m+1, j)
+    for (int j = 0; j < m; ++j) {
+      acc = acc + binom * b[j];
+      binom = binom * Rational(m + 1 - j) / Rational(j + 1);
+    }
+    b[m] = -acc / Rational(m + 1);
+  }
+  return b;
+}
+
+/// sum_{i=0}^{n-1} i^p = 1/(p+1) sum_{j=0}^{p} C(p+1, j) B_j n^(p+1-j).
+static Expr powerSum(int p, const Expr &n) {
+  std::vector<Rational> b = bernoulli(p);
+  Expr sum;
+  Rational binom(1);
+  for (int j = 0; j <= p; ++j) {
+    sum += Expr(binom * b[j]) * *n.pow(p + 1 - j);
+    binom = binom * Rational(p + 1 - j) / Rational(j + 1);
+  }
+  return sum * Expr(Rational(1) / Rational(p + 1));
+}
+
+Result<Expr> Expr::sumOver(const std::string &var, const Expr &count) const {
+  Expr sum;
+  for (const Term &t : ts) {
+    int e = t.mono.exponent(var);
+    if (e < 0)
+      return Result<Expr>::failure("cannot sum '" + str() + "' over '" + var +
+                                   "': '" + var + "' divides");
+    Monomial rest = t.mono * Monomial::symbol(var, -e);
+    if (e == 0) {
+      sum += monomial(rest, t.coef) * count;
+      continue;
+    }
+    sum += monomial(rest, t.coef) * powerSum(e, count);
+  }
+  return sum;
+}
+
 Result<Expr> Expr::bind(const Bindings &b) const {
   Substitution s;
   for (const std::string &name : symbols()) {

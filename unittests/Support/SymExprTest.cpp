@@ -138,6 +138,33 @@ TEST(SymExpr, PartialSubstitution) {
   EXPECT_EQ(*parse("a*tp").substitute(sum), parse("a*x + a*y"));
 }
 
+TEST(SymExpr, SumOverSteps) {
+  // The oracle: the sum by iteration, at several counts.
+  auto bySteps = [](const Expr &e, int64_t n, Bindings b) {
+    Rational acc(0);
+    for (int64_t i = 0; i < n; ++i) {
+      b["i"] = i;
+      acc = acc + *e.evaluateRational(b);
+    }
+    return acc;
+  };
+  for (const char *text : {"4*B*H*Dh*(S + i + 1)", "i*i*i - 3*i*i + 7", "i^5*B/7",
+                           "B*S"}) {
+    Expr e = parse(text);
+    Result<Expr> sum = e.sumOver("i", parse("N"));
+    ASSERT_TRUE(bool(sum)) << sum.error();
+    EXPECT_EQ(sum->symbols().count("i"), 0u) << text;
+    for (int64_t n : {0, 1, 2, 5, 37}) {
+      Bindings b{{"B", 3}, {"H", 8}, {"Dh", 64}, {"S", 100}, {"N", n}};
+      EXPECT_EQ(*sum->evaluateRational(b), bySteps(e, n, b)) << text << " N=" << n;
+    }
+  }
+  EXPECT_EQ(*parse("i").sumOver("i", parse("N")), parse("N*N/2 - N/2"));
+  Result<Expr> bad = parse("B/i").sumOver("i", parse("N"));
+  ASSERT_FALSE(bool(bad));
+  EXPECT_EQ(bad.error(), "cannot sum 'B/i' over 'i': 'i' divides");
+}
+
 TEST(SymExpr, DivisibilityHint) {
   EXPECT_EQ(divisibilityHint(parse("3*H/(2*tp)")), "2*tp must divide 3*H");
   EXPECT_EQ(divisibilityHint(parse("H")), "");

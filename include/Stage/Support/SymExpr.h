@@ -146,6 +146,10 @@ public:
   Result<Expr> substitute(const Substitution &s) const;
   /// Replaces bound symbols by their values; the rest stays symbolic.
   Result<Expr> bind(const Bindings &b) const;
+  /// The sum of the expression over `var` = 0, 1, ..., `count` - 1, in
+  /// closed form (Faulhaber): a decode step's cost summed over the steps.
+  /// Fails when `var` divides.
+  Result<Expr> sumOver(const std::string &var, const Expr &count) const;
 
   /// Exact rational value under `b`; fails on an unbound symbol or a zero
   /// symbol under a negative exponent.
