@@ -30,7 +30,7 @@ Value LayerScope::finish(Value output) {
   YieldOp::create(innerBuilder, loc, ValueRange{output});
   auto op = RepeatOp::create(outer, loc, TypeRange{init.getType()},
                              ExprAttr::get(outer.getContext(), count),
-                             /*reverse=*/UnitAttr(), ValueRange{init}, stacks);
+                             /*reverse=*/UnitAttr(), /*step=*/StringAttr(), ValueRange{init}, stacks);
   op.getBody().push_back(block);
   return op.getResult(0);
 }

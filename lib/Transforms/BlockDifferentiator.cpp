@@ -85,7 +85,7 @@ LogicalResult BlockDifferentiator::differentiateRepeat(RepeatOp rep) {
     types.push_back(cast<SymTensorType>(yields[k].getType())
                         .stacked(forwardRep.getCount().getValue()));
   auto reverse = RepeatOp::create(opBuilder, loc, types, forwardRep.getCount(),
-                                  opBuilder.getUnitAttr(), carriedGrads,
+                                  opBuilder.getUnitAttr(), StringAttr(), carriedGrads,
                                   inner.sliceOperands);
   reverse.getBody().push_back(body.release());
 

@@ -256,7 +256,7 @@ public:
     OpBuilder b(rep);
     auto fresh =
         RepeatOp::create(b, rep.getLoc(), types, rep.getCount(),
-                         rep.getReverseAttr(), rep.getInits(), rep.getSlices());
+                         rep.getReverseAttr(), rep.getStepAttr(), rep.getInits(), rep.getSlices());
     fresh->setDiscardableAttrs(rep->getDiscardableAttrDictionary());
     fresh.getBody().takeBody(rep.getBody());
     OpBuilder yb(yield);

@@ -449,7 +449,7 @@ LogicalResult Folder::apply(const Fold &f, StringRef countSymbol) {
     carriedTypes.push_back(ops[r.start + pos]->getResult(rn).getType());
   auto rep =
       RepeatOp::create(b, first->getLoc(), carriedTypes,
-                       ExprAttr::get(ctx, count), UnitAttr(), f.inits, stacks);
+                       ExprAttr::get(ctx, count), UnitAttr(), StringAttr(), f.inits, stacks);
   Block *body = new Block();
   rep.getBody().push_back(body);
   SmallVector<Value> carriedArgs, sliceArgs;

@@ -237,7 +237,7 @@ LogicalResult Pipeliner::splitRun(const Run &run) {
     }
     SmallVector<Type> types(rep.getResultTypes());
     auto part = RepeatOp::create(builder, rep.getLoc(), types,
-                                 ExprAttr::get(ctx, count), rep.getReverseAttr(),
+                                 ExprAttr::get(ctx, count), rep.getReverseAttr(), rep.getStepAttr(),
                                  inits, slices);
     IRMapping map;
     Block &src = rep.getBodyBlock();

@@ -202,6 +202,12 @@ Cost PadOp::getCost() {
   return {Expr(), Expr(), operandAndResultBytes(*this)};
 }
 
+// The new positions are read once and written into the cache; the cached
+// ones are read by the attention that consumes the view.
+Cost CacheWriteOp::getCost() {
+  return {Expr(), Expr(), Expr(2) * bytesOf(getInput())};
+}
+
 Cost OptimizerStepOp::getCost() {
   Expr n = elems(getWeight());
   Expr written = bytesOf(getWeight());

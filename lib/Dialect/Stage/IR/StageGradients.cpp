@@ -355,6 +355,10 @@ LogicalResult PadOp::buildGradient(GradientEmitter &e) {
   return success();
 }
 
+LogicalResult CacheWriteOp::buildGradient(GradientEmitter &) {
+  return emitOpError("has no gradient: a KV cache belongs to inference");
+}
+
 LogicalResult ConcatOp::buildGradient(GradientEmitter &e) {
   Value dc = e.getGradient(getResult());
   if (!dc)

@@ -7,7 +7,7 @@
 using namespace mlir;
 using namespace mlir::stage;
 
-// stage.repeat [reverse] COUNT [carry(%a = %x : T, ...)]
+// stage.repeat [reverse] COUNT [step "i"] [carry(%a = %x : T, ...)]
 //     [slice(%w = %W : TW, ...)] [-> stack(T1, ...)] [attributes {...}] {...}
 ParseResult RepeatOp::parse(OpAsmParser &parser, OperationState &result) {
   MLIRContext *ctx = parser.getContext();
@@ -18,6 +18,12 @@ ParseResult RepeatOp::parse(OpAsmParser &parser, OperationState &result) {
   if (failed(count))
     return failure();
   props.count = ExprAttr::get(ctx, *count);
+  if (succeeded(parser.parseOptionalKeyword("step"))) {
+    std::string step;
+    if (parser.parseString(&step))
+      return failure();
+    props.step = StringAttr::get(ctx, step);
+  }
 
   SmallVector<OpAsmParser::Argument> args;
   SmallVector<OpAsmParser::UnresolvedOperand> inits, slices;
@@ -86,6 +92,8 @@ void RepeatOp::print(OpAsmPrinter &p) {
     p << " reverse";
   p << " ";
   printSymExpr(p, getCount().getValue());
+  if (std::optional<StringRef> step = getStep())
+    p << " step \"" << *step << "\"";
   auto printBindings = [&](StringRef keyword, Block::BlockArgListType args,
                            OperandRange operands) {
     if (operands.empty())
@@ -105,7 +113,7 @@ void RepeatOp::print(OpAsmPrinter &p) {
     p << ")";
   }
   p.printOptionalAttrDictWithKeyword(
-      (*this)->getAttrs(), {"count", "reverse", "operandSegmentSizes"});
+      (*this)->getAttrs(), {"count", "reverse", "step", "operandSegmentSizes"});
   p << " ";
   p.printRegion(getBody(), /*printEntryBlockArgs=*/false);
 }
@@ -151,6 +159,28 @@ LogicalResult RepeatOp::verifyRegions() {
     if (getResult(nCarry + j).getType() != y.stacked(count))
       return emitOpError("stacked result ")
              << j << " must have type " << y.stacked(count);
+  }
+  if (std::optional<StringRef> step = getStep()) {
+    // The step's index exists only inside the body.
+    if (step->empty() || count.symbols().count(step->str()))
+      return emitOpError("step symbol '")
+             << *step << "' must be a new name, not used by the count";
+    auto mentions = [&](Type t) {
+      for (const sym::Expr &d : cast<SymTensorType>(t).getDims())
+        if (d.symbols().count(step->str()))
+          return true;
+      return false;
+    };
+    for (Value v : getOperands())
+      if (mentions(v.getType()))
+        return emitOpError("operand type ")
+               << v.getType() << " uses the step symbol '" << *step
+               << "', which exists only inside the body";
+    for (Value v : getResults())
+      if (mentions(v.getType()))
+        return emitOpError("result type ")
+               << v.getType() << " uses the step symbol '" << *step
+               << "', which exists only inside the body";
   }
   return success();
 }

@@ -229,6 +229,10 @@ FactorModel PadOp::getShardingRule(const ShardingRuleOptions &) {
   return alongDimRule(*this, getResult(), getDim());
 }
 
+FactorModel CacheWriteOp::getShardingRule(const ShardingRuleOptions &) {
+  return alongDimRule(*this, getResult(), getDim());
+}
+
 FactorModel ConcatOp::getShardingRule(const ShardingRuleOptions &) {
   return alongDimRule(*this, getResult(), getDim());
 }

@@ -507,7 +507,9 @@ def Stage_RepeatOp : Stage_Op<"repeat", [
     `i` (the weights of layer `i`). The terminator yields the carried values,
     then one value per stacked result: result `j` stacks the yielded values of
     all iterations, with `count` as its new leading dimension. A decoder
-    stack of any depth is one body.
+    stack of any depth is one body. With `step "i"`, the body's shapes may
+    use the symbol `i`, the iteration's index (0 to `count` - 1): a decode
+    step whose context grows with `i`; carried values may not.
 
     ```mlir
     %h = stage.repeat L carry(%x = %emb : !stage.tensor<[B, S, D], bf16>)
@@ -518,6 +520,7 @@ def Stage_RepeatOp : Stage_Op<"repeat", [
     ```
   }];
   let arguments = (ins Stage_ExprAttr:$count, UnitAttr:$reverse,
+                       OptionalAttr<StrAttr>:$step,
                        Variadic<Stage_Tensor>:$inits,
                        Variadic<Stage_Tensor>:$slices);
   let results = (outs Variadic<Stage_Tensor>:$results);
@@ -543,7 +546,7 @@ def Stage_RepeatOp : Stage_Op<"repeat", [
 }
 
 def Stage_YieldOp : Stage_Op<"yield", [Pure, Terminator,
-    ParentOneOf<["RepeatOp", "MicrobatchesOp", "PipelineStageOp"]>]> {
+    ParentOneOf<["RepeatOp", "MicrobatchesOp", "PipelineStageOp", "ServeOp"]>]> {
   let summary = "the values a region passes to its parent";
   let description = [{
     ```mlir
@@ -556,6 +559,7 @@ def Stage_YieldOp : Stage_Op<"yield", [Pure, Terminator,
 }
 
 include "Stage/Dialect/Stage/IR/StageTrainingOps.td"
+include "Stage/Dialect/Stage/IR/StageInferenceOps.td"
 
 //===----------------------------------------------------------------------===//
 // Communication
