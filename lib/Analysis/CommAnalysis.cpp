@@ -57,20 +57,20 @@ mlir::stage::getCommVolumes(ArrayRef<Operation *> roots) {
     return out.back();
   };
   for (Operation *root : roots)
-    walkWithCounts(root, [&](Operation *op, const sym::Expr &n) {
+    walkWithCounts(root, [&](Operation *op, const Multiplicity &n) {
       for (const ImplicitCollective &c : getImplicitCollectives(op)) {
         CommVolume &v = entry("all_reduce", c.axes);
-        v.count += n;
-        v.messageBytes += n * c.bytes;
-        v.sentBytes += n * allReduceSent(getGroupSize(c.axes), c.bytes);
+        v.count += n.count();
+        v.messageBytes += n.of(c.bytes);
+        v.sentBytes += n.of(allReduceSent(getGroupSize(c.axes), c.bytes));
       }
       auto comm = dyn_cast<CollectiveOpInterface>(op);
       if (!comm || isa<LocalSplitOp>(op))
         return;
       CommVolume &v = entry(op->getName().stripDialect(), comm.getAxesAttr());
-      v.count += n;
-      v.messageBytes += n * comm.getCommBytes();
-      v.sentBytes += n * getSentBytes(comm);
+      v.count += n.count();
+      v.messageBytes += n.of(comm.getCommBytes());
+      v.sentBytes += n.of(getSentBytes(comm));
     });
   return out;
 }

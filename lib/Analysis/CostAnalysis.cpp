@@ -6,15 +6,37 @@
 using namespace mlir;
 using namespace mlir::stage;
 
-sym::Expr mlir::stage::getExecutionCount(Operation *op, Operation *root) {
-  sym::Expr n(1);
-  for (Operation *p = op->getParentOp(); p && p != root; p = p->getParentOp()) {
-    if (auto rep = dyn_cast<RepeatOp>(p))
-      n *= rep.getCount().getValue();
-    if (auto mb = dyn_cast<MicrobatchesOp>(p))
-      n *= mb.getCount().getValue();
+sym::Expr Multiplicity::of(const sym::Expr &perRun) const {
+  sym::Expr total = perRun;
+  for (const auto &[n, step] : llvm::reverse(levels)) {
+    if (step.empty()) {
+      total = total * n;
+      continue;
+    }
+    sym::Result<sym::Expr> sum = total.sumOver(step, n);
+    // A step symbol in a divisor has no closed-form sum; it stays unbound
+    // and evaluating the total reports it.
+    total = sum ? *sum : total * n;
   }
+  return total;
+}
+
+Cost Multiplicity::of(const Cost &c) const {
+  return {of(c.contractionFlops), of(c.otherFlops), of(c.bytes),
+          of(c.recomputedFlops)};
+}
+
+sym::Expr Multiplicity::count() const {
+  sym::Expr n(1);
+  for (const auto &level : levels)
+    n *= level.first;
   return n;
+}
+
+Multiplicity Multiplicity::nested(const sym::Expr &n, StringRef step) const {
+  Multiplicity m = *this;
+  m.levels.push_back({n, step.str()});
+  return m;
 }
 
 Phase mlir::stage::getPhase(Operation *op) {
@@ -26,6 +48,9 @@ Phase mlir::stage::getPhase(Operation *op) {
     return Phase::Recompute;
   for (Operation *p = op; p; p = p->getParentOp()) {
     Operation *parent = p->getParentOp();
+    if (auto serve = dyn_cast_or_null<ServeOp>(parent))
+      return p->getParentRegion() == &serve.getPrefill() ? Phase::Prefill
+                                                         : Phase::Decode;
     if (auto mb = dyn_cast_or_null<MicrobatchesOp>(parent))
       return p->getParentRegion() == &mb.getBackward() ? Phase::Backward
                                                        : Phase::Forward;
@@ -35,11 +60,11 @@ Phase mlir::stage::getPhase(Operation *op) {
 
 PhaseCosts mlir::stage::getPhaseCosts(Operation *root) {
   PhaseCosts pc;
-  walkWithCounts(root, [&](Operation *op, const sym::Expr &n) {
+  walkWithCounts(root, [&](Operation *op, const Multiplicity &n) {
     auto c = dyn_cast<CostOpInterface>(op);
     if (!c)
       return;
-    Cost cost = c.getCost().scaled(n);
+    Cost cost = n.of(c.getCost());
     Phase phase = getPhase(op);
     // The score matrix a flash-attention backward recomputes is part of
     // that kernel's cost, whatever the recomputation policy.
@@ -50,15 +75,17 @@ PhaseCosts mlir::stage::getPhaseCosts(Operation *root) {
   return pc;
 }
 
-static void walkBlock(Block &block, const sym::Expr &count,
-                      function_ref<void(Operation *, const sym::Expr &)> fn) {
+static void walkBlock(Block &block, const Multiplicity &count,
+                      function_ref<void(Operation *, const Multiplicity &)> fn) {
   for (Operation &op : block) {
     fn(&op, count);
-    sym::Expr inner = count;
+    Multiplicity inner = count;
     if (auto rep = dyn_cast<RepeatOp>(op))
-      inner = count * rep.getCount().getValue();
+      inner = count.nested(rep.getCount().getValue(), rep.getStep().value_or(""));
     if (auto mb = dyn_cast<MicrobatchesOp>(op))
-      inner = count * mb.getCount().getValue();
+      inner = count.nested(mb.getCount().getValue());
+    if (auto serve = dyn_cast<ServeOp>(op))
+      inner = count.nested(serve.getMicrobatches().getValue());
     for (Region &r : op.getRegions())
       for (Block &b : r)
         walkBlock(b, inner, fn);
@@ -66,17 +93,17 @@ static void walkBlock(Block &block, const sym::Expr &count,
 }
 
 void mlir::stage::walkWithCounts(
-    Operation *root, function_ref<void(Operation *, const sym::Expr &)> fn) {
+    Operation *root, function_ref<void(Operation *, const Multiplicity &)> fn) {
   for (Region &r : root->getRegions())
     for (Block &b : r)
-      walkBlock(b, sym::Expr(1), fn);
+      walkBlock(b, Multiplicity(), fn);
 }
 
 Cost mlir::stage::getTotalCost(Operation *root) {
   Cost total;
-  walkWithCounts(root, [&](Operation *op, const sym::Expr &n) {
+  walkWithCounts(root, [&](Operation *op, const Multiplicity &n) {
     if (auto c = dyn_cast<CostOpInterface>(op))
-      total += c.getCost().scaled(n);
+      total += n.of(c.getCost());
   });
   return total;
 }
@@ -91,6 +118,10 @@ const char *mlir::stage::getPhaseName(Phase p) {
     return "recompute";
   case Phase::Optimizer:
     return "optimizer";
+  case Phase::Prefill:
+    return "prefill";
+  case Phase::Decode:
+    return "decode";
   }
   return "";
 }

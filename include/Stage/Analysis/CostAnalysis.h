@@ -9,27 +9,46 @@
 
 namespace mlir::stage {
 
-/// How many times `op` runs per execution of the region it is nested in up
-/// to (not including) `root`: the product of the counts of the enclosing
-/// `stage.repeat` ops.
-sym::Expr getExecutionCount(Operation *op, Operation *root);
+/// How many times an op runs per execution of a root: the counts of the
+/// enclosing repeats and micro-batch loops multiply; a decode step loop
+/// (`stage.repeat N step "i"`) sums its body's per-step quantities over
+/// i = 0 .. N-1, since a step's context grows with i.
+class Multiplicity {
+public:
+  /// The total over every execution of a quantity given per execution.
+  sym::Expr of(const sym::Expr &perRun) const;
+  Cost of(const Cost &perRun) const;
+  /// The number of executions.
+  sym::Expr count() const;
+  /// One level deeper: `n` times, stepping `step` when not empty.
+  Multiplicity nested(const sym::Expr &n, StringRef step = "") const;
 
-/// Calls `fn(op, count)` for every op nested under `root` with the number of
-/// times it runs per execution of `root`.
+private:
+  /// Outermost first.
+  SmallVector<std::pair<sym::Expr, std::string>> levels;
+};
+
+/// Calls `fn(op, m)` for every op nested under `root` with how many times it
+/// runs per execution of `root`.
 void walkWithCounts(Operation *root,
-                    llvm::function_ref<void(Operation *, const sym::Expr &)> fn);
+                    llvm::function_ref<void(Operation *, const Multiplicity &)> fn);
 
 /// The total cost of everything under `root`, repeats multiplied out.
 Cost getTotalCost(Operation *root);
 
 /// The part of a training iteration an op belongs to.
-enum class Phase { Forward, Backward, Recompute, Optimizer };
-constexpr unsigned kNumPhases = 4;
+enum class Phase { Forward, Backward, Recompute, Optimizer, Prefill, Decode };
+constexpr unsigned kNumPhases = 6;
+/// The phases of a training iteration, and of a serving run.
+constexpr Phase kTrainingPhases[] = {Phase::Forward, Phase::Backward,
+                                     Phase::Recompute, Phase::Optimizer};
+constexpr Phase kServingPhases[] = {Phase::Prefill, Phase::Decode};
 const char *getPhaseName(Phase p);
 
 /// Forward ops are those of a micro-batch's forward region (or of a graph
 /// without one), backward those of its backward region, recompute those
-/// marked `stage.recompute`, optimizer the optimizer steps.
+/// marked `stage.recompute`, optimizer the optimizer steps; prefill and
+/// decode those of a `stage.serve` op's regions.
 Phase getPhase(Operation *op);
 
 struct PhaseCosts {

@@ -117,8 +117,7 @@ static FailureOr<FunctionReport> buildFunction(func::FuncOp fn,
   if (training) {
     PhaseCosts pc = getPhaseCosts(fn);
     Section phases{"phases", "FLOPs per phase of the iteration", {}};
-    for (unsigned i = 0; i < kNumPhases; ++i) {
-      Phase p = Phase(i);
+    for (Phase p : kTrainingPhases) {
       std::string name = getPhaseName(p);
       for (auto [suffix, label, e] :
            {std::tuple<const char *, const char *, sym::Expr>{

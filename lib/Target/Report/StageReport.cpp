@@ -101,20 +101,21 @@ FailureOr<PhaseTimes> phaseTimes(Operation *chunk, const sym::Bindings &b,
     }
     return v->toDouble();
   };
-  walkWithCounts(chunk, [&](Operation *op, const sym::Expr &n) {
+  // An op's roofline time over all its executions: exact unless a decode
+  // step's op turns from compute- to memory-bound as its context grows.
+  walkWithCounts(chunk, [&](Operation *op, const Multiplicity &n) {
     if (bad)
       return;
     unsigned phase = unsigned(getPhase(op));
-    double count = value(op, n);
     if (auto comm = dyn_cast<CollectiveOpInterface>(op)) {
-      t.comm[phase] += count * value(op, getSentBytes(comm)) / d.linkBytes;
+      t.comm[phase] += value(op, n.of(getSentBytes(comm))) / d.linkBytes;
       return;
     }
     if (auto c = dyn_cast<CostOpInterface>(op)) {
-      Cost cost = c.getCost();
-      t.compute[phase] +=
-          count * d.seconds(value(op, cost.contractionFlops),
-                            value(op, cost.otherFlops), value(op, cost.bytes));
+      Cost cost = n.of(c.getCost());
+      t.compute[phase] += d.seconds(value(op, cost.contractionFlops),
+                                    value(op, cost.otherFlops),
+                                    value(op, cost.bytes));
     }
   });
   if (bad)
@@ -127,8 +128,7 @@ FailureOr<PhaseTimes> phaseTimes(Operation *chunk, const sym::Bindings &b,
 void addFlopRows(SectionBuilder &f, const PhaseCosts &pc,
                  const sym::Expr &scale) {
   sym::Expr all, contraction;
-  for (unsigned i = 0; i < kNumPhases; ++i) {
-    Phase p = Phase(i);
+  for (Phase p : kTrainingPhases) {
     f.add(getPhaseName(p), std::string(getPhaseName(p)) + " FLOPs", "FLOP",
           scale * pc.of(p).flops());
     if (p == Phase::Backward)
