@@ -34,6 +34,7 @@ inline void registerAllDialects(DialectRegistry &registry) {
 inline void registerAllPasses() {
   registerStagePasses();
   registerStagePipelines();
+  registerInferPipeline();
   registerStageConversionPasses();
   registerConversionPipelines();
 }

@@ -61,18 +61,15 @@ static LogicalResult checkType(Operation *op, Type type, StringRef what,
 
 LogicalResult mlir::stage::verifyBindings(Operation *root,
                                           const sym::Bindings &b) {
-  WalkResult r = root->walk([&](Operation *op) {
+  WalkResult r = root->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    // A step loop checks its body under its own bindings (below).
+    bool nested = op != root;
     for (auto [i, v] : llvm::enumerate(op->getResults()))
-      if (failed(checkType(op, v.getType(),
-                           ("result " + std::to_string(i)), b)))
+      if (nested && failed(checkType(op, v.getType(),
+                                     ("result " + std::to_string(i)), b)))
         return WalkResult::interrupt();
-    for (Region &region : op->getRegions())
-      for (Block &block : region)
-        for (auto [i, arg] : llvm::enumerate(block.getArguments()))
-          if (failed(checkType(op, arg.getType(),
-                               ("region argument " + std::to_string(i)), b)))
-            return WalkResult::interrupt();
-    if (auto rep = dyn_cast<RepeatOp>(op)) {
+    auto rep = nested ? dyn_cast<RepeatOp>(op) : RepeatOp();
+    if (rep) {
       FailureOr<int64_t> n =
           evaluateAt(op->getLoc(), rep.getCount().getValue(), b, "repeat count");
       if (failed(n))
@@ -81,7 +78,25 @@ LogicalResult mlir::stage::verifyBindings(Operation *root,
         op->emitError("repeat count ") << *n << " is negative";
         return WalkResult::interrupt();
       }
+      // A decode step loop: its body's sizes at the first and last step.
+      if (std::optional<StringRef> step = rep.getStep()) {
+        for (int64_t at : {int64_t(0), *n - 1}) {
+          if (at < 0)
+            continue;
+          sym::Bindings inner = b;
+          inner[step->str()] = at;
+          if (failed(verifyBindings(op, inner)))
+            return WalkResult::interrupt();
+        }
+        return WalkResult::skip();
+      }
     }
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (auto [i, arg] : llvm::enumerate(block.getArguments()))
+          if (failed(checkType(op, arg.getType(),
+                               ("region argument " + std::to_string(i)), b)))
+            return WalkResult::interrupt();
     return WalkResult::advance();
   });
   return failure(r.wasInterrupted());

@@ -13,6 +13,14 @@ MicrobatchesOp mlir::stage::getMicrobatches(Operation *chunk) {
   return {};
 }
 
+ServeOp mlir::stage::getServe(Operation *chunk) {
+  Block &body = chunk->getRegion(0).front();
+  for (Operation &op : body)
+    if (auto s = dyn_cast<ServeOp>(op))
+      return s;
+  return {};
+}
+
 StepStructure mlir::stage::getStepStructure(func::FuncOp fn) {
   StepStructure s;
   Block &entry = fn.getBody().front();
@@ -39,8 +47,13 @@ StepStructure mlir::stage::getStepStructure(func::FuncOp fn) {
     }
   }
   for (const RankClass &c : s.classes)
-    for (Operation *chunk : c.chunks)
+    for (Operation *chunk : c.chunks) {
       if (MicrobatchesOp mb = getMicrobatches(chunk))
         s.microBatches = mb.getCount().getValue();
+      if (ServeOp serve = getServe(chunk)) {
+        s.microBatches = serve.getMicrobatches().getValue();
+        s.serving = true;
+      }
+    }
   return s;
 }

@@ -196,6 +196,6 @@ OwningOpRef<ModuleOp> mlir::stage::buildTransformer(MLIRContext *ctx,
   func::ReturnOp::create(b, loc, loss);
 
   setModuleBindings(*module, getBindings(c, o, runs));
-  setModelArchitecture(*module, c.architecture);
+  setModelInfo(*module, c.architecture, c.maxPositions);
   return module;
 }

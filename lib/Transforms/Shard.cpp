@@ -297,6 +297,12 @@ LogicalResult Planner::planOp(Operation *op) {
     setResultShardings(op, {rules.getDesired(t, isa<IntegerType>(t.getElementType()))});
     return success();
   }
+  // A KV cache is split as the keys it holds: requests over the
+  // data-parallel axes, heads over tp.
+  if (auto cache = dyn_cast<KVCacheOp>(op)) {
+    setResultShardings(op, {rules.getDesired(cache.getType())});
+    return success();
+  }
   if (isa<RecvOp>(op)) {
     setResultShardings(op, {keptSharding(op->getResult(0))});
     return success();
@@ -313,9 +319,9 @@ LogicalResult Planner::planOp(Operation *op) {
   }
   if (auto rep = dyn_cast<RepeatOp>(op))
     return planRepeat(rep);
-  if (isa<PipelineOp, PipelineStageOp>(op)) {
+  if (isa<PipelineOp, PipelineStageOp, ServeOp>(op)) {
     for (Region &region : op->getRegions())
-      if (failed(planBlock(region.front())))
+      if (!region.empty() && failed(planBlock(region.front())))
         return failure();
     return success();
   }

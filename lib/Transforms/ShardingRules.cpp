@@ -39,7 +39,7 @@ static Role standardRole(StringRef s) {
     return Role::Seq;
   if (s == "H")
     return Role::Heads;
-  if (s == "KV")
+  if (s == "KV" || s == "KVr")
     return Role::KVHeads;
   if (s == "F" || s == "Fe" || s == "Fs")
     return Role::Ffn;
@@ -238,10 +238,23 @@ FailureOr<ShardingRules> ShardingRules::create(ModuleOp module,
   ShardingRules rules(std::move(plan));
   module.walk([&](RepeatOp rep) {
     rules.layerCounts.insert(rep.getCount().getValue());
+    // Sizes in a decode step depend on its index: the plan weighs them at
+    // the middle step.
+    if (std::optional<StringRef> step = rep.getStep())
+      if (sym::Result<int64_t> n =
+              rep.getCount().getValue().evaluate(rules.plan.bindings))
+        rules.plan.bindings[step->str()] = *n / 2;
   });
   int64_t tp = rules.plan.degreeOf("tp");
   auto kv = rules.plan.bindings.find("KV");
-  if (tp > 1 && kv != rules.plan.bindings.end() && kv->second % tp != 0) {
+  // Serving replaces KV by KVr (one KV head per rank) when tp exceeds it.
+  bool usesKV = false;
+  module.walk([&](ParamOp p) {
+    for (const sym::Expr &d : cast<SymTensorType>(p.getType()).getDims())
+      usesKV |= d.symbols().count("KV") > 0;
+  });
+  if (tp > 1 && usesKV && kv != rules.plan.bindings.end() &&
+      kv->second % tp != 0) {
     if (tp % kv->second != 0) {
       // The error points at the first weight with kv heads.
       Operation *at = module;

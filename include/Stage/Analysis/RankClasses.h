@@ -31,11 +31,13 @@ struct RankClass {
 struct StepStructure {
   SmallVector<RankClass> classes;
   /// The schedule: kind, pp, v; microBatches is the symbolic count of the
-  /// micro-batch loops (1 without one).
+  /// micro-batch loops or serving groups (1 without one).
   ScheduleKind kind = ScheduleKind::one_f_one_b;
   int64_t stages = 1;
   int64_t virtualStages = 1;
   sym::Expr microBatches = sym::Expr(1);
+  /// A serving program (stage.serve) rather than a training step.
+  bool serving = false;
 };
 
 /// The rank classes of `fn`, one per physical pipeline stage.
@@ -43,6 +45,8 @@ StepStructure getStepStructure(func::FuncOp fn);
 
 /// The micro-batch loop of a chunk, if it has one.
 MicrobatchesOp getMicrobatches(Operation *chunk);
+/// The serving op of a chunk, if it has one.
+ServeOp getServe(Operation *chunk);
 
 } // namespace mlir::stage
 

@@ -17,6 +17,8 @@ namespace mlir::stage {
 
 /// Registers `stage-train`.
 void registerStagePipelines();
+/// Registers `stage-infer`.
+void registerInferPipeline();
 
 } // namespace mlir::stage
 

@@ -48,6 +48,47 @@ def StageAutodiff : Pass<"stage-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::stage::StageDialect"];
 }
 
+def StageServe : Pass<"stage-serve", "::mlir::ModuleOp"> {
+  let summary = "Turn forward graphs into serving programs with a KV cache";
+  let description = [{
+    Every forward program of the module (a function returning its loss, or
+    each stage of a `stage.pipeline`) becomes the serving of a batch of `B`
+    requests with prompts of `S` tokens:
+
+    * the loss and labels go; the LM head reads only each request's last
+      position, and greedy sampling (a top-1 over the vocabulary) gives the
+      next token;
+    * every attention's keys and values are written into a `stage.kv_cache`
+      per layer stack, `[layers, B, S + N, heads, head_dim]`, by
+      `stage.cache_write`, and attention reads the cache so far;
+    * the weights and caches stay outside a `stage.serve` op whose
+      `prefill` region runs the prompts of one micro-batch of `B/M`
+      requests and whose `decode` region holds `stage.repeat N step "i"`:
+      one token per request attending to `S + i + 1` positions;
+    * in a pipeline, the last stage sends each sampled token back to the
+      first (channel 2), which embeds it in the next decode step.
+
+    `N` and `M` join the module's bindings. When `tp` exceeds the KV heads
+    (and is a multiple of them), every rank keeps one KV head, replicated
+    `tp/KV` times as serving engines do: the symbol `KV` becomes `KVr`,
+    bound to `tp`.
+  }];
+  let options = [
+    Option<"microBatches", "micro-batches", "int64_t", "1",
+           "Groups of requests in flight (M); must divide the batch B">,
+    Option<"decodeTokens", "decode-tokens", "int64_t", "0",
+           "Decode steps per request (N); 0: prefill only">,
+    Option<"phase", "phase", "std::string", "\"\"",
+           "prefill, decode or both (default: both when decode-tokens > 0, "
+           "else prefill)">,
+    Option<"tp", "tp", "int64_t", "0",
+           "The tensor-parallel degree the program will get (0: the "
+           "module's binding, else 1): above the KV heads, each rank keeps "
+           "one KV head (KVr = tp)">,
+  ];
+  let dependentDialects = ["::mlir::stage::StageDialect"];
+}
+
 def StageSymbolize : Pass<"stage-symbolize", "::mlir::ModuleOp"> {
   let summary = "Name the static extents of an imported graph";
   let description = [{

@@ -16,7 +16,7 @@ using namespace mlir::stage::chakra;
 
 FailureOr<uint64_t> NodeEmitter::eval(Operation *at, const sym::Expr &e,
                                       StringRef what) {
-  sym::Result<sym::Rational> v = e.evaluateRational(bindings);
+  sym::Result<sym::Rational> v = e.evaluateRational(*bindings);
   if (!v)
     return at->emitError(what) << ": " << v.error();
   std::optional<int64_t> c = v->ceilToInt64();
@@ -168,7 +168,8 @@ FailureOr<uint32_t> NodeEmitter::addComm(Operation *op, Deps deps,
   if (auto send = dyn_cast<SendOp>(op)) {
     n.kind = NodeKind::Send;
     n.shift = send.getShift();
-    n.tag = int64_t(send.getChannel()) * microbatches + microbatch;
+    n.tag = int64_t(send.getChannel()) * microbatches + microbatch +
+            (aheadSends.contains(op) ? sendAhead : 0);
   } else {
     auto recv = cast<RecvOp>(op);
     n.kind = NodeKind::Recv;
@@ -249,13 +250,14 @@ LogicalResult NodeEmitter::emitRepeat(RepeatOp op) {
 }
 
 LogicalResult NodeEmitter::emitOp(Operation *op) {
-  if (isa<ParamOp, InputOp, LossOp, YieldOp, func::ReturnOp>(op))
+  if (isa<ParamOp, KVCacheOp, InputOp, LossOp, YieldOp, func::ReturnOp>(op) ||
+      skipped.contains(op))
     return success();
   if (auto rep = dyn_cast<RepeatOp>(op))
     return emitRepeat(rep);
   if (isa<CollectiveOpInterface>(op))
     return emitComm(op);
-  if (isa<MicrobatchesOp>(op))
+  if (isa<MicrobatchesOp, ServeOp>(op))
     return op->emitError("nested micro-batch loops cannot be emitted");
   if (auto c = dyn_cast<CostOpInterface>(op))
     return emitCompute(op, c.getCost());

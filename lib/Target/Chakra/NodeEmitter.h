@@ -19,6 +19,7 @@
 #include "Stage/Dialect/Stage/IR/StageOps.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir::stage::chakra {
 
@@ -56,7 +57,11 @@ public:
 class NodeEmitter {
 public:
   NodeEmitter(Workload &w, const sym::Bindings &b, const DeviceModel *device)
-      : w(w), bindings(b), device(device) {}
+      : w(w), bindings(&b), device(device) {}
+
+  /// Sizes evaluate under `b` from now on (a decode step binds its index);
+  /// `b` must outlive its use.
+  void setBindings(const sym::Bindings &b) { bindings = &b; }
 
   /// The value of `e` under the bindings, an error at `at` naming `what`
   /// otherwise.
@@ -95,6 +100,13 @@ public:
   const char *phase = "fwd";
   /// Told of completed values during a backward step; null otherwise.
   GradientObserver *observer = nullptr;
+  /// Ops the current step leaves out (a token sent back after the last
+  /// decode step, which no step would receive).
+  llvm::SmallPtrSet<Operation *, 4> skipped;
+  /// Sends whose message a later step receives (a sampled token fed to the
+  /// next decode step): their tags are those of `microbatch + sendAhead`.
+  llvm::SmallPtrSet<Operation *, 4> aheadSends;
+  int64_t sendAhead = 0;
 
   size_t getNumNodes() const { return trace.nodes.size(); }
 
@@ -109,7 +121,7 @@ private:
   uint64_t micros(double contraction, double other, double bytes) const;
 
   Workload &w;
-  const sym::Bindings &bindings;
+  const sym::Bindings *bindings;
   const DeviceModel *device;
   ClassTrace trace;
   int64_t lastComm = -1;

@@ -14,6 +14,7 @@
 
 #include "GradientBuckets.h"
 #include "NodeEmitter.h"
+#include "ServingWorkload.h"
 
 #include "Stage/Analysis/Bindings.h"
 #include "Stage/Analysis/PipelineSchedule.h"
@@ -199,6 +200,18 @@ mlir::stage::chakra::buildWorkload(ModuleOp module, const sym::Bindings &b,
     return fn->emitError(why);
 
   for (const RankClass &cls : step.classes) {
+    if (step.serving) {
+      ServeOp serve = getServe(cls.chunks.front());
+      if (cls.chunks.size() != 1 || !serve)
+        return fn->emitError("a serving program runs one stage.serve per "
+                             "pipeline stage");
+      FailureOr<ClassTrace> t =
+          expandServingClass(w, b, device, cls.chunks.front(), serve);
+      if (failed(t))
+        return failure();
+      w.classes.push_back(std::move(*t));
+      continue;
+    }
     FailureOr<ClassTrace> t =
         expandClass(w, b, device, gradientBucketBytes, cls, shape);
     if (failed(t))

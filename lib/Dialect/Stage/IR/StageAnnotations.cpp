@@ -20,6 +20,7 @@ using Recomputable = StageDialect::RecomputableAttrHelper;
 using KeepsResult = StageDialect::RecomputeKeepsResultAttrHelper;
 using Recompute = StageDialect::RecomputeAttrHelper;
 using AttentionCore = StageDialect::AttentionCoreAttrHelper;
+using TokenFeedback = StageDialect::TokenFeedbackAttrHelper;
 using VocabParallel = StageDialect::VocabParallelAttrHelper;
 using Dims = StageDialect::DimsAttrHelper;
 using Param = StageDialect::ParamAttrHelper;
@@ -61,12 +62,23 @@ void mlir::stage::setModuleBindings(ModuleOp module, const sym::Bindings &b) {
   module->setAttr(Bindings::getNameStr(), builder.getDictionaryAttr(attrs));
 }
 
-void mlir::stage::setModelArchitecture(ModuleOp module,
-                                       StringRef architecture) {
+void mlir::stage::setModelInfo(ModuleOp module, StringRef architecture,
+                                int64_t contextLength) {
   Builder b(module.getContext());
-  module->setAttr(Model::getNameStr(),
-                  b.getDictionaryAttr({b.getNamedAttr(
-                      "architecture", b.getStringAttr(architecture))}));
+  module->setAttr(
+      Model::getNameStr(),
+      b.getDictionaryAttr(
+          {b.getNamedAttr("architecture", b.getStringAttr(architecture)),
+           b.getNamedAttr("context", b.getI64IntegerAttr(contextLength))}));
+}
+
+std::optional<int64_t> mlir::stage::getModelContextLength(ModuleOp module) {
+  auto model = module->getAttrOfType<DictionaryAttr>(Model::getNameStr());
+  if (!model)
+    return std::nullopt;
+  if (auto c = model.getAs<IntegerAttr>("context"))
+    return c.getInt();
+  return std::nullopt;
 }
 
 DictionaryAttr mlir::stage::getShardingRules(ModuleOp module) {
@@ -259,6 +271,14 @@ void mlir::stage::markRecomputation(Operation *op) {
   mark(op, Recompute::getNameStr());
 }
 
+bool mlir::stage::isTokenFeedback(Operation *op) {
+  return op->hasAttr(TokenFeedback::getNameStr());
+}
+
+void mlir::stage::markTokenFeedback(Operation *op) {
+  mark(op, TokenFeedback::getNameStr());
+}
+
 bool mlir::stage::isAttentionCore(Operation *op) {
   return op->hasAttr(AttentionCore::getNameStr());
 }
@@ -342,6 +362,12 @@ LogicalResult StageDialect::verifyOperationAttribute(Operation *op,
       name == KeepsResult::getNameStr() || name == Recompute::getNameStr() ||
       name == AttentionCore::getNameStr())
     return expect(isa<UnitAttr>(value), "a unit attribute");
+  if (name == TokenFeedback::getNameStr()) {
+    if (!isa<SendOp, RecvOp>(op))
+      return op->emitError("'") << name << "' belongs on a stage.send or "
+                                           "stage.recv";
+    return expect(isa<UnitAttr>(value), "a unit attribute");
+  }
   if (name == VocabParallel::getNameStr()) {
     auto list = dyn_cast<ArrayAttr>(value);
     return expect(list && llvm::all_of(list, llvm::IsaPred<StringAttr>),

@@ -37,8 +37,13 @@ FailureOr<sym::Bindings> getModuleBindings(ModuleOp module,
 /// Sets the module's `stage.bindings` to `b` (sorted by name).
 void setModuleBindings(ModuleOp module, const sym::Bindings &b);
 
-/// Records what the model is (`stage.model = {architecture = ...}`).
-void setModelArchitecture(ModuleOp module, StringRef architecture);
+/// Records what the model is (`stage.model = {architecture = ...}`)
+/// and the positions it was trained for (`context`, the config's
+/// max_position_embeddings).
+void setModelInfo(ModuleOp module, StringRef architecture,
+                  int64_t contextLength);
+/// The model's context length, if the module records it.
+std::optional<int64_t> getModelContextLength(ModuleOp module);
 
 /// The module's sharding-rule overrides (`stage.sharding_rules`), if any.
 DictionaryAttr getShardingRules(ModuleOp module);
@@ -115,6 +120,9 @@ bool isRecomputation(Operation *op);
 void markRecomputation(Operation *op);
 /// The ops of an unfused attention core, which an importer marks so that
 /// selective recomputation finds them.
+/// A pipeline's sampled token sent back to its first stage (serving).
+bool isTokenFeedback(Operation *op);
+void markTokenFeedback(Operation *op);
 bool isAttentionCore(Operation *op);
 void markAttentionCore(Operation *op);
 

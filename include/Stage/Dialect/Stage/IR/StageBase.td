@@ -53,6 +53,9 @@ def Stage_Dialect : Dialect {
     "::mlir::UnitAttr":$recompute,
     // The ops of an unfused attention core (selective recomputation).
     "::mlir::UnitAttr":$attention_core,
+    // Serving: the send and receive of a pipeline's sampled tokens, from
+    // its last stage back to its first.
+    "::mlir::UnitAttr":$token_feedback,
     // The grid axes a cross-entropy's vocabulary is split over.
     "::mlir::ArrayAttr":$vocab_parallel,
     // Frontends: the dimension names of a value, and on function

@@ -1,0 +1,519 @@
+//===- Serve.cpp - Forward graphs to serving programs ---------------------===//
+//
+// A forward program becomes the serving of a batch of requests: weights and
+// KV caches outside, a `stage.serve` op with the prefill of one micro-batch
+// of requests and its decode steps (docs/Inference.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Stage/Transforms/Passes.h"
+
+#include "FunctionInputs.h"
+#include "PlanSetup.h"
+#include "TypeRewriting.h"
+
+#include "Stage/Analysis/ParameterAnalysis.h"
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
+#include "Stage/Dialect/Stage/IR/StageBuilder.h"
+#include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <set>
+
+namespace mlir::stage {
+#define GEN_PASS_DEF_STAGESERVE
+#include "Stage/Transforms/Passes.h.inc"
+} // namespace mlir::stage
+
+using namespace mlir;
+using namespace mlir::stage;
+using sym::Expr;
+
+/// The channel of the sampled tokens a pipeline's last stage sends back to
+/// its first (0 carries activations forward, 1 their gradients).
+static constexpr int64_t kTokenChannel = 2;
+
+namespace {
+
+struct ServeOptions {
+  int64_t microBatches = 1;
+  bool prefill = true, decode = false;
+  /// The program is one stage of a pipeline (pp > 1).
+  bool pipelined = false;
+};
+
+/// One attention of the forward graph and the cache its keys and values go
+/// to.
+struct CachedAttention {
+  AttentionOp op;
+  std::string keyCache, valueCache;
+};
+
+/// What the serving program is built from: the forward graph, read once.
+struct ForwardProgram {
+  SmallVector<Operation *> ops;
+  SmallVector<CachedAttention> attentions;
+  /// The prompt tokens (the first stage only).
+  InputOp tokens;
+  /// The op producing the logits (the last stage only): an einsum with the
+  /// LM head weight, perhaps followed by elementwise ops up to `logits`.
+  EinsumOp head;
+  Value logits;
+};
+
+} // namespace
+
+static bool isStepOp(Operation *op) {
+  return isa<LossOp, CrossEntropyOp>(op);
+}
+
+/// The name of the cache a key or value goes to: its projection's weight
+/// without `_proj` ("layers.self_attn.k"), else `attention<n>.<kind>`.
+static std::string cacheName(Value v, size_t index, StringRef kind,
+                             std::set<std::string> &used) {
+  std::string name;
+  for (Operation *def = v.getDefiningOp(); def && name.empty();) {
+    if (auto e = dyn_cast<EinsumOp>(def)) {
+      for (Value in : e.getInputs())
+        if (ParamOp p = getSourceParam(in)) {
+          name = p.getName().str();
+          break;
+        }
+      break;
+    }
+    if (def->getNumOperands() == 0)
+      break;
+    def = def->getOperand(0).getDefiningOp();
+  }
+  if (StringRef(name).ends_with("_proj"))
+    name.resize(name.size() - 5);
+  if (name.empty() || used.count(name))
+    name = "attention" + std::to_string(index) + "." + kind.str();
+  used.insert(name);
+  return name;
+}
+
+/// Reads the forward graph: which ops move into the serving regions, its
+/// attentions, its prompt tokens and its LM head. Removes the loss.
+static FailureOr<ForwardProgram> readForward(Block &body, Operation *terminator) {
+  ForwardProgram f;
+  CrossEntropyOp ce;
+  bool softmax = false;
+  for (Operation &op : body.without_terminator()) {
+    if (isa<MicrobatchesOp, OptimizerStepOp, ServeOp>(op))
+      return op.emitOpError("is already part of a training or serving "
+                            "program");
+    if (auto p = dyn_cast<ParamOp>(op)) {
+      if (p.getKind() != ParamKind::weight && p.getKind() != ParamKind::buffer)
+        return p.emitOpError("is an optimizer state: serving takes a forward "
+                             "graph");
+      continue;
+    }
+    if (auto c = dyn_cast<CrossEntropyOp>(op))
+      ce = c;
+    if (auto in = dyn_cast<InputOp>(op); in && in.getName() == "tokens")
+      f.tokens = in;
+    f.ops.push_back(&op);
+  }
+  std::set<std::string> used;
+  body.walk([&](Operation *op) {
+    softmax |= isa<SoftmaxOp>(op);
+    if (auto a = dyn_cast<AttentionOp>(op)) {
+      size_t n = f.attentions.size();
+      f.attentions.push_back({a, cacheName(a.getKey(), n, "k", used),
+                              cacheName(a.getValue(), n, "v", used)});
+    }
+  });
+  if (f.attentions.empty() && softmax)
+    return terminator->emitError(
+        "stage-serve: the attention is unfused (a softmax of einsums); a KV "
+        "cache needs stage.attention: import with --attention=fused");
+  if (ce) {
+    // The logits: an einsum with a weight, perhaps through elementwise ops.
+    Value logits = ce.getLogits();
+    Operation *def = logits.getDefiningOp();
+    while (def && isa<EwiseOp>(def) && def->getNumOperands() == 1)
+      def = def->getOperand(0).getDefiningOp();
+    auto head = dyn_cast_or_null<EinsumOp>(def);
+    if (!head || head.getInputs().size() != 2)
+      return ce.emitOpError("reads logits that are not an einsum with the LM "
+                            "head weight; stage-serve cannot sample from them");
+    f.head = head;
+    f.logits = logits;
+    // The loss goes, with what only it read (the labels); a function
+    // returning it returns nothing.
+    SmallVector<Operation *> dead;
+    for (Operation *user : ce->getUsers())
+      if (user != terminator)
+        dead.push_back(user);
+    dead.push_back(ce);
+    Value labels = ce.getLabels();
+    for (OpOperand &use : llvm::make_early_inc_range(ce->getUses()))
+      if (use.getOwner() == terminator)
+        terminator->eraseOperand(use.getOperandNumber());
+    for (Operation *op : dead) {
+      llvm::erase(f.ops, op);
+      op->dropAllUses();
+      op->erase();
+    }
+    if (Operation *l = labels.getDefiningOp(); l && l->use_empty()) {
+      llvm::erase(f.ops, l);
+      l->erase();
+    }
+  }
+  for (Operation *op : f.ops)
+    if (isStepOp(op))
+      return op->emitOpError("is part of the loss: stage-serve removes the "
+                             "loss with its cross-entropy only");
+  return f;
+}
+
+/// The dimension of `v`'s type that is the prompt length S.
+static FailureOr<int64_t> sequenceDim(Value v, Operation *at) {
+  auto t = cast<SymTensorType>(v.getType());
+  for (unsigned d = 0; d < t.getRank(); ++d)
+    if (t.getDim(d) == Expr::symbol("S"))
+      return int64_t(d);
+  return at->emitOpError("stage-serve: operand type ")
+         << t << " has no dimension S (the prompt length)";
+}
+
+/// The cache of one attention's keys or values: the key's type with S + N
+/// positions, stacked over the layer stacks it runs in.
+static SymTensorType cacheType(AttentionOp a, Value kv, Operation *program) {
+  auto t = cast<SymTensorType>(kv.getType());
+  SmallVector<Expr> dims = t.getDims();
+  dims[1] = Expr::symbol("S") + Expr::symbol("N");
+  SmallVector<Expr> stack;
+  for (Operation *p = a->getParentOp(); p && p != program; p = p->getParentOp())
+    if (auto rep = dyn_cast<RepeatOp>(p))
+      stack.insert(stack.begin(), rep.getCount().getValue());
+  if (stack.empty())
+    stack.push_back(Expr(1));
+  stack.append(dims.begin(), dims.end());
+  return SymTensorType::get(a.getContext(), stack, t.getElementType());
+}
+
+/// Writes the keys and values of every attention in `block` (clones of
+/// `attentions`, in the same walk order) into their caches at `offset`, and
+/// lets attention read the cache so far.
+static void writeCaches(Block &block, ArrayRef<CachedAttention> attentions,
+                        const Expr &offset, bool decode) {
+  SmallVector<AttentionOp> clones;
+  block.walk([&](AttentionOp a) { clones.push_back(a); });
+  for (auto [a, cached] : llvm::zip(clones, attentions)) {
+    OpBuilder b(a);
+    for (auto [index, name] : {std::pair<unsigned, StringRef>{1, cached.keyCache},
+                               {2, cached.valueCache}}) {
+      Value kv = a->getOperand(index);
+      auto t = cast<SymTensorType>(kv.getType());
+      SmallVector<Expr> dims = t.getDims();
+      dims[1] = offset + dims[1];
+      auto w = CacheWriteOp::create(
+          b, a.getLoc(), SymTensorType::get(a.getContext(), dims, t.getElementType()),
+          kv, name, 1, ExprAttr::get(a.getContext(), offset));
+      a->setOperand(index, w);
+    }
+    // One new position attends to all cached ones.
+    if (decode)
+      a.setCausal(false);
+  }
+}
+
+/// Greedy sampling after the (cloned) LM head: a top-1 over the vocabulary,
+/// the token ids `[B, 1]`. In the prefill, the head first takes each
+/// request's last position.
+static FailureOr<Value> sampleToken(EinsumOp head, Value logits, bool prefill) {
+  OpBuilder b(head);
+  GraphBuilder g(b, head.getLoc());
+  if (prefill) {
+    int activation = getSourceParam(head.getInputs()[0]) ? 1 : 0;
+    Value x = head.getInputs()[activation];
+    FailureOr<int64_t> seq = sequenceDim(x, head);
+    if (failed(seq))
+      return failure();
+    Value last = g.slice(x, *seq, Expr::symbol("S") - Expr(1), Expr(1));
+    head->setOperand(activation, last);
+    // The head and the elementwise ops after it now see one position.
+    auto one = [&](Value v) {
+      auto t = cast<SymTensorType>(v.getType());
+      SmallVector<Expr> dims = t.getDims();
+      for (Expr &d : dims)
+        if (d == Expr::symbol("S"))
+          d = Expr(1);
+      v.setType(SymTensorType::get(v.getContext(), dims, t.getElementType()));
+    };
+    for (Operation *op = logits.getDefiningOp();; op = op->getOperand(0).getDefiningOp()) {
+      one(op->getResult(0));
+      if (op == head.getOperation())
+        break;
+    }
+  }
+  b.setInsertionPointAfter(logits.getDefiningOp());
+  auto lt = cast<SymTensorType>(logits.getType());
+  Type i32 = b.getI32Type();
+  auto [weights, ids] = g.topk(logits, Expr(1), lt.getElementType());
+  (void)weights;
+  SmallVector<Expr> dims = lt.getDims();
+  dims.pop_back();
+  Value token = g.reshape(ids, dims);
+  if (cast<SymTensorType>(token.getType()).getElementType() != i32)
+    token = g.cast(token, i32);
+  return token;
+}
+
+/// Clones the forward ops to the end of `block` (before nothing).
+static void cloneInto(Block &block, ArrayRef<Operation *> ops, IRMapping &map) {
+  OpBuilder b = OpBuilder::atBlockEnd(&block);
+  for (Operation *op : ops)
+    b.clone(*op, map);
+}
+
+/// Rewrites one forward program (the ops of `body` before `terminator`).
+static LogicalResult serveProgram(Block &body, Operation *terminator,
+                                  const ServeOptions &o, GridOp grid) {
+  MLIRContext *ctx = terminator->getContext();
+  Location loc = terminator->getLoc();
+  FailureOr<ForwardProgram> read = readForward(body, terminator);
+  if (failed(read))
+    return failure();
+  ForwardProgram &f = *read;
+  bool last = bool(f.head);
+
+  // The caches, next to the weights.
+  OpBuilder b(terminator);
+  for (CachedAttention &c : f.attentions) {
+    for (auto [name, kv] : {std::pair<StringRef, Value>{c.keyCache, c.op.getKey()},
+                            {c.valueCache, c.op.getValue()}}) {
+      if (cast<SymTensorType>(kv.getType()).getRank() < 2 ||
+          cast<SymTensorType>(kv.getType()).getDim(1) != Expr::symbol("S"))
+        return c.op.emitOpError("stage-serve: keys and values need the prompt "
+                                "length S as their dimension 1, got ")
+               << kv.getType();
+      KVCacheOp::create(b, c.op.getLoc(), cacheType(c.op, kv, body.getParentOp()),
+                        name);
+    }
+  }
+
+  sym::Substitution perMicrobatch;
+  if (o.microBatches > 1)
+    perMicrobatch["B"] = Expr::symbol("B").divExact(Expr::symbol("M"));
+  auto serve = ServeOp::create(
+      b, loc,
+      ExprAttr::get(ctx, o.microBatches > 1 ? Expr::symbol("M") : Expr(1)));
+  auto sendToken = [&](OpBuilder &at, Value token) {
+    auto s = SendOp::create(at, loc, token, FlatSymbolRefAttr::get(grid),
+                            at.getStrArrayAttr({"pp"}), at.getI64IntegerAttr(1),
+                            at.getI64IntegerAttr(kTokenChannel));
+    markTokenFeedback(s);
+  };
+
+  if (o.prefill) {
+    Block *block = new Block();
+    serve.getPrefill().push_back(block);
+    IRMapping map;
+    cloneInto(*block, f.ops, map);
+    OpBuilder yb = OpBuilder::atBlockEnd(block);
+    YieldOp::create(yb, loc);
+    for (Operation &op : *block)
+      substituteSymbols(&op, perMicrobatch);
+    writeCaches(*block, f.attentions, Expr(0), false);
+    if (last) {
+      FailureOr<Value> token = sampleToken(
+          cast<EinsumOp>(map.lookup(f.head.getOperation())),
+          map.lookup(f.logits), true);
+      if (failed(token))
+        return failure();
+      if (o.pipelined && o.decode) {
+        OpBuilder at(block->getTerminator());
+        sendToken(at, *token);
+      }
+    }
+  }
+
+  if (o.decode) {
+    Block *block = new Block();
+    serve.getDecode().push_back(block);
+    OpBuilder db = OpBuilder::atBlockEnd(block);
+    GraphBuilder g(db, loc);
+    // One new token per request; without a pipeline it is carried from
+    // step to step.
+    Value first;
+    bool carried = f.tokens && last && !o.pipelined;
+    Expr batch = o.microBatches > 1
+                     ? Expr::symbol("B").divExact(Expr::symbol("M"))
+                     : Expr::symbol("B");
+    if (carried)
+      first = g.input("next_tokens", {batch, Expr(1)}, db.getI32Type());
+    auto loop = RepeatOp::create(
+        db, loc, carried ? TypeRange{first.getType()} : TypeRange{},
+        ExprAttr::get(ctx, Expr::symbol("N")), UnitAttr(),
+        StringAttr::get(ctx, "i"), carried ? ValueRange{first} : ValueRange{},
+        ValueRange{});
+    Block *step = new Block();
+    loop.getBody().push_back(step);
+    if (carried)
+      step->addArgument(first.getType(), loc);
+    YieldOp::create(db, loc);
+    IRMapping map;
+    cloneInto(*step, f.ops, map);
+    OpBuilder sb = OpBuilder::atBlockEnd(step);
+    auto yield = YieldOp::create(sb, loc);
+    sym::Substitution oneToken = perMicrobatch;
+    oneToken["S"] = Expr(1);
+    for (Operation &op : *step)
+      substituteSymbols(&op, oneToken);
+    // Attention over the cache: the prompt and the tokens before this one.
+    writeCaches(*step, f.attentions, Expr::symbol("S") + Expr::symbol("i"),
+                true);
+    if (f.tokens) {
+      auto tokens = cast<InputOp>(map.lookup(f.tokens.getOperation()));
+      Value source;
+      if (carried) {
+        source = step->getArgument(0);
+      } else {
+        OpBuilder rb(tokens);
+        auto r = RecvOp::create(rb, loc, tokens.getType(),
+                                FlatSymbolRefAttr::get(grid),
+                                rb.getStrArrayAttr({"pp"}),
+                                rb.getI64IntegerAttr(-1),
+                                rb.getI64IntegerAttr(kTokenChannel));
+        markTokenFeedback(r);
+        source = r;
+      }
+      tokens.replaceAllUsesWith(source);
+      tokens.erase();
+    }
+    if (last) {
+      FailureOr<Value> token = sampleToken(
+          cast<EinsumOp>(map.lookup(f.head.getOperation())),
+          map.lookup(f.logits), false);
+      if (failed(token))
+        return failure();
+      if (carried)
+        yield->setOperands(*token);
+      else if (o.pipelined) {
+        OpBuilder at(yield);
+        sendToken(at, *token);
+      }
+    }
+  }
+
+  // The forward ops are now in the regions.
+  for (Operation *op : llvm::reverse(f.ops)) {
+    op->dropAllUses();
+    op->erase();
+  }
+  return success();
+}
+
+namespace {
+struct ServePass : mlir::stage::impl::StageServeBase<ServePass> {
+  using StageServeBase::StageServeBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    ServeOptions o;
+    o.microBatches = microBatches;
+    if (decodeTokens < 0) {
+      emitOptionError(module) << "stage-serve: decode-tokens="
+                              << int64_t(decodeTokens) << " is negative";
+      return signalPassFailure();
+    }
+    std::string which =
+        phase.empty() ? (decodeTokens > 0 ? "both" : "prefill")
+                      : std::string(phase);
+    if (which != "prefill" && which != "decode" && which != "both") {
+      emitOptionError(module) << "stage-serve: unknown phase '" << phase
+                              << "'; expected prefill, decode or both";
+      return signalPassFailure();
+    }
+    o.prefill = which != "decode";
+    o.decode = which != "prefill";
+    if (o.decode && decodeTokens == 0) {
+      emitOptionError(module) << "stage-serve: phase=" << which
+                              << " needs decode-tokens > 0";
+      return signalPassFailure();
+    }
+    if (failed(bindSymbols(module)))
+      return signalPassFailure();
+    GridOp grid = getGrid(module);
+    for (auto fn : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+      if (fn.isExternal())
+        continue;
+      auto pipes = fn.getBody().front().getOps<PipelineOp>();
+      if (!pipes.empty()) {
+        PipelineOp pipe = *pipes.begin();
+        if (pipe.getVirtualStages() != 1) {
+          pipe.emitError("stage-serve: a serving pipeline has one chunk per "
+                         "stage (virtual stages ")
+              << pipe.getVirtualStages() << ")";
+          return signalPassFailure();
+        }
+        o.pipelined = pipe.getNumPhysicalStages() > 1;
+        pipe.setSchedule(ScheduleKind::gpipe);
+        for (PipelineStageOp st : getPipelineStages(pipe)) {
+          Block &body = st.getBody().front();
+          if (failed(serveProgram(body, body.getTerminator(), o, grid)))
+            return signalPassFailure();
+        }
+        continue;
+      }
+      convertArgumentsToInputs(fn);
+      Block &entry = fn.getBody().front();
+      Operation *ret = entry.getTerminator();
+      if (failed(serveProgram(entry, ret, o, grid)))
+        return signalPassFailure();
+      OpBuilder b(ret);
+      func::ReturnOp::create(b, ret->getLoc());
+      ret->erase();
+      fn.setFunctionType(FunctionType::get(&getContext(), {}, {}));
+    }
+  }
+
+  /// M and N join the module's bindings; M must divide the batch, and the
+  /// prompt and its decoded tokens must fit the model's context.
+  LogicalResult bindSymbols(ModuleOp module) {
+    FailureOr<sym::Bindings> b = getModuleBindings(module);
+    if (failed(b))
+      return failure();
+    if (microBatches < 1)
+      return emitOptionError(module) << "stage-serve: micro-batches must be "
+                                        "at least 1, got "
+                                     << int64_t(microBatches);
+    auto batch = b->find("B");
+    if (microBatches > 1) {
+      if (batch != b->end() && batch->second % microBatches != 0)
+        return emitOptionError(module)
+               << "stage-serve: micro-batches=" << int64_t(microBatches)
+               << " does not divide the batch: B/M = " << batch->second << "/"
+               << int64_t(microBatches) << " is not an integer";
+      (*b)["M"] = microBatches;
+    }
+    (*b)["N"] = decodeTokens;
+    // More tensor-parallel ranks than KV heads: one KV head per rank.
+    FailureOr<int64_t> t = getRequestedDegree(module, "tp", tp);
+    if (failed(t))
+      return failure();
+    auto kv = b->find("KV");
+    if (kv != b->end() && *t > kv->second && *t % kv->second == 0) {
+      (*b)["KVr"] = *t;
+      substituteSymbols(module, {{"KV", Expr::symbol("KVr")}});
+    }
+    if (auto ctxLen = getModelContextLength(module)) {
+      auto s = b->find("S");
+      if (s != b->end() && s->second + decodeTokens > *ctxLen)
+        return emitOptionError(module)
+               << "stage-serve: the prompt and its decoded tokens, S + N = "
+               << s->second << " + " << int64_t(decodeTokens) << " = "
+               << s->second + decodeTokens
+               << ", overflow the model's context of " << *ctxLen
+               << " positions (max_position_embeddings)";
+    }
+    setModuleBindings(module, *b);
+    return success();
+  }
+};
+} // namespace
