@@ -16,8 +16,9 @@ sym::Expr bytesOf(Value v) {
 }
 
 /// A view (reshape, transpose, local split) aliases its operand: no buffer.
+/// A cache write's result is the KV cache, held for the whole run.
 bool isView(Operation *op) {
-  if (isa<LocalSplitOp>(op))
+  if (isa<LocalSplitOp, CacheWriteOp>(op))
     return true;
   auto c = dyn_cast<CostOpInterface>(op);
   if (!c || isa<CollectiveOpInterface>(op))
@@ -28,7 +29,9 @@ bool isView(Operation *op) {
 
 class WorkingSet {
 public:
-  WorkingSet(const sym::Bindings &b) : bindings(b) {}
+  WorkingSet(const sym::Bindings &b) : bindings(&b) {}
+  /// Sizes evaluate under `b` from now on (a decode step binds its index).
+  void setBindings(const sym::Bindings &b) { bindings = &b; }
 
   /// The largest sum of simultaneously live buffers while `block` runs,
   /// not counting the values in `excluded` (kept or accounted elsewhere),
@@ -38,14 +41,14 @@ public:
 
 private:
   FailureOr<sym::Rational> size(Value v) {
-    sym::Result<sym::Rational> r = bytesOf(v).evaluateRational(bindings);
+    sym::Result<sym::Rational> r = bytesOf(v).evaluateRational(*bindings);
     if (!r) {
       emitError(v.getLoc()) << "memory: " << r.error();
       return failure();
     }
     return *r;
   }
-  const sym::Bindings &bindings;
+  const sym::Bindings *bindings;
 };
 
 FailureOr<sym::Rational>
@@ -119,6 +122,44 @@ FailureOr<sym::Rational> bound(Operation *at, const sym::Expr &e,
   return *r;
 }
 
+/// A serving program: weights and caches, and the working sets of a
+/// prefill and of the last decode step (the longest context).
+LogicalResult analyzeServing(ServeOp serve, const sym::Bindings &b,
+                             WorkingSet &ws, StageMemory &m) {
+  Block &body = *serve->getBlock();
+  for (auto cache : body.getOps<KVCacheOp>())
+    m.kvCache += bytesOf(cache.getResult());
+  if (!serve.getPrefill().empty()) {
+    FailureOr<sym::Rational> t = ws.peak(serve.getPrefill().front(), {});
+    if (failed(t))
+      return failure();
+    m.prefillTransient = *t;
+  }
+  if (RepeatOp loop = serve.getDecodeLoop()) {
+    FailureOr<sym::Rational> n =
+        bound(loop, loop.getCount().getValue(), b, "decode steps");
+    if (failed(n))
+      return failure();
+    sym::Bindings last = b;
+    last[loop.getStep()->str()] =
+        std::max<int64_t>(0, int64_t(n->toDouble()) - 1);
+    ws.setBindings(last);
+    FailureOr<sym::Rational> t = ws.peak(serve.getDecode().front(), {});
+    ws.setBindings(b);
+    if (failed(t))
+      return failure();
+    m.decodeTransient = *t;
+  }
+  FailureOr<sym::Rational> held =
+      bound(serve, m.modelStates() + m.kvCache, b, "weights and KV caches");
+  if (failed(held))
+    return failure();
+  bool decodeLarger = m.prefillTransient < m.decodeTransient;
+  m.peak = *held + (decodeLarger ? m.decodeTransient : m.prefillTransient);
+  m.peakAt = decodeLarger ? "the last decode step" : "prefill";
+  return success();
+}
+
 } // namespace
 
 /// One function: each stage's states, kept activations, transients and
@@ -150,6 +191,13 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
               cast<SymTensorType>(param.getType()).getNumElements();
       }
       ChunkMemory cm;
+      if (ServeOp serve = getServe(chunk)) {
+        if (failed(analyzeServing(serve, b, ws, m)))
+          return failure();
+        m.chunks.push_back(cm);
+        kept.push_back(sym::Rational(0));
+        continue;
+      }
       MicrobatchesOp mb = getMicrobatches(chunk);
       if (!mb) {
         // A forward-only program: its working set is all there is.
@@ -215,6 +263,10 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
         m.optimizerTransient = *t;
     }
 
+    if (step.serving) {
+      out.push_back(std::move(m));
+      continue;
+    }
     FailureOr<sym::Rational> states =
         bound(fn, m.modelStates(), b, "model states");
     if (failed(states))

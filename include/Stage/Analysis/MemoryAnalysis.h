@@ -8,6 +8,8 @@
 // flight, and the largest transient working set of a step, from the
 // liveness of the values in the IR. The peak is the largest moment of
 // states + kept activations in flight + the running step's working set.
+// A serving program holds weights and KV caches; its peak adds the larger
+// working set of a prefill and of the last decode step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,6 +53,11 @@ struct StageMemory {
   /// Bytes at the peak, and what runs then ("forward of micro-batch 3").
   sym::Rational peak;
   std::string peakAt;
+  /// Serving: the KV caches (`stage.kv_cache`, allocated for S + N
+  /// positions) and the largest working set of a prefill and of a decode
+  /// step (the last, whose context is longest).
+  sym::Expr kvCache;
+  sym::Rational prefillTransient, decodeTransient;
 };
 
 /// The memory of every rank class of `fn`; errors at `fn` when a size does

@@ -103,8 +103,9 @@ void mlir::stage::report::printMarkdown(const Report &report,
     os << "\n";
   }
   if (report.job) {
-    os << "# stage report: a training step on " << report.job->gpus
-       << " GPUs\n\n"
+    os << "# stage report: "
+       << (report.job->serving ? "serving" : "a training step") << " on "
+       << report.job->gpus << " GPUs\n\n"
        << describeJob(*report.job) << "\n";
     for (const Section &s : report.totals)
       printTable(s, os);
@@ -190,6 +191,8 @@ void mlir::stage::report::printJson(const Report &report,
     if (const std::optional<JobReport> &job = report.job)
       j.attributeObject("job", [&] {
         j.attribute("gpus", job->gpus);
+        if (job->serving)
+          j.attribute("serving", true);
         j.attribute("ranks_per_stage", job->ranksPerStage);
         j.attributeObject("grid", [&] {
           for (const auto &[axis, d] : job->axes)

@@ -114,7 +114,9 @@ void memoryChart(const Report &report, llvm::raw_ostream &os) {
       {"gradients", "gradients"},
       {"master_weights", "fp32 master weights"},
       {"optimizer_moments", "optimizer moments"},
+      {"kv_cache", "KV cache"},
       {"peak_activations", "kept activations at most"},
+      {"decode_transient", "largest decode-step working set"},
       {"backward_transient", "largest backward working set"}};
   std::vector<BarRow> rows;
   std::vector<std::string> legend;
@@ -242,7 +244,8 @@ void mlir::stage::report::printHtml(const Report &report, llvm::raw_ostream &os)
   }
   os << "</p>\n";
   if (report.job) {
-    os << "<h2>A training step on " << report.job->gpus << " GPUs</h2>\n<p>"
+    os << "<h2>" << (report.job->serving ? "Serving" : "A training step")
+       << " on " << report.job->gpus << " GPUs</h2>\n<p>"
        << escape(describeJob(*report.job)) << "</p>\n";
     for (const Section &s : report.totals)
       table(os, s);

@@ -3,11 +3,13 @@
 #include "ReportModel.h"
 
 #include "ReportFormat.h"
+#include "ServingReport.h"
 #include "StageReport.h"
 
 #include "Stage/Analysis/Bindings.h"
 #include "Stage/Analysis/CostAnalysis.h"
 #include "Stage/Analysis/ParameterAnalysis.h"
+#include "Stage/Analysis/RankClasses.h"
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -150,11 +152,11 @@ static FailureOr<FunctionReport> buildFunction(func::FuncOp fn,
   return r;
 }
 
-/// A partitioned training step: the plan passes ran (a grid, local shapes)
-/// and the function is one iteration.
+/// A partitioned training step or serving run: the plan passes ran (a
+/// grid, local shapes) and the function is one iteration or run.
 static bool isTrainingStep(ModuleOp module, func::FuncOp fn) {
   bool loop = false;
-  fn.walk([&](MicrobatchesOp) { loop = true; });
+  fn.walk([&](Operation *op) { loop |= isa<MicrobatchesOp, ServeOp>(op); });
   return loop && getGrid(module);
 }
 
@@ -199,6 +201,7 @@ FailureOr<Report> mlir::stage::report::buildReport(ModuleOp module,
       job.gpus *= d;
     }
     job.ranksPerStage = job.gpus / std::max<int64_t>(1, job.degree("pp"));
+    job.serving = getStepStructure(step).serving;
     report.job = job;
     // The whole model: every degree 1 turns local shapes into global ones.
     sym::Substitution whole;
@@ -212,7 +215,8 @@ FailureOr<Report> mlir::stage::report::buildReport(ModuleOp module,
       report.totals.push_back(std::move(*model));
     // Time estimates need a roofline: H100 unless the request names one.
     DeviceModel device = request.device ? *request.device : *getDevicePreset("h100");
-    if (failed(buildStageReports(step, b, device, report)))
+    if (failed(job.serving ? buildServingReports(step, b, device, report)
+                           : buildStageReports(step, b, device, report)))
       return failure();
     if (request.device)
       for (const StageReport &s : report.stages)

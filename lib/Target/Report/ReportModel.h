@@ -52,6 +52,8 @@ struct JobReport {
   int64_t gpus = 1;
   /// The GPUs that run each pipeline stage's program (gpus / pp).
   int64_t ranksPerStage = 1;
+  /// Serving (stage-infer) rather than a training step.
+  bool serving = false;
   int64_t degree(StringRef axis) const {
     for (const auto &[a, d] : axes)
       if (a == axis)

@@ -2,6 +2,8 @@
 
 #include "StageReport.h"
 
+#include "ReportSections.h"
+
 #include "Stage/Analysis/CommAnalysis.h"
 #include "Stage/Analysis/CostAnalysis.h"
 #include "Stage/Analysis/MemoryAnalysis.h"
@@ -14,114 +16,6 @@ using namespace mlir::stage;
 using namespace mlir::stage::report;
 
 namespace {
-
-/// Collects the rows of a section, evaluating each expression.
-class SectionBuilder {
-public:
-  SectionBuilder(Operation *at, const sym::Bindings &b, std::string key,
-                 std::string title)
-      : at(at), b(b), section{std::move(key), std::move(title), {}} {}
-
-  void add(std::string key, std::string label, std::string unit,
-           const sym::Expr &e) {
-    if (failed)
-      return;
-    sym::Result<sym::Rational> v = e.evaluateRational(b);
-    if (!v) {
-      at->emitError(label) << ": " << v.error();
-      failed = true;
-      return;
-    }
-    section.rows.push_back({std::move(key), std::move(label), std::move(unit),
-                            e, *v});
-  }
-  void addValue(std::string key, std::string label, std::string unit,
-                sym::Rational v) {
-    section.rows.push_back(
-        {std::move(key), std::move(label), std::move(unit), std::nullopt, v});
-  }
-  void addSeconds(std::string key, std::string label, double seconds) {
-    // Nanoseconds as an exact fraction: rounding is below any reading.
-    addValue(std::move(key), std::move(label), "s",
-             sym::Rational(sym::BigInt(int64_t(std::llround(seconds * 1e9))),
-                           sym::BigInt(1000000000)));
-  }
-  FailureOr<Section> take() {
-    if (failed)
-      return failure();
-    return std::move(section);
-  }
-
-private:
-  Operation *at;
-  const sym::Bindings &b;
-  Section section;
-  bool failed = false;
-};
-
-std::string layerRanges(const RankClass &c) {
-  std::string s;
-  for (auto [begin, end] : c.layers)
-    s += (s.empty() ? "" : ", ") + std::to_string(begin) + "-" +
-         std::to_string(end - 1);
-  return s;
-}
-
-std::string commLabel(const CommVolume &v) {
-  std::string kind = v.kind;
-  std::replace(kind.begin(), kind.end(), '_', '-');
-  if (v.kind == "send" || v.kind == "recv")
-    return kind + " on " + llvm::join(v.axes, ", ");
-  return kind + " over " + llvm::join(v.axes, ", ");
-}
-
-std::string commKey(const CommVolume &v) {
-  return v.kind + "_" + llvm::join(v.axes, "_");
-}
-
-/// Roofline seconds of the compute and communication of each phase.
-struct PhaseTimes {
-  double compute[kNumPhases] = {};
-  double comm[kNumPhases] = {};
-  double of(Phase p) const {
-    return compute[unsigned(p)] + comm[unsigned(p)];
-  }
-};
-
-FailureOr<PhaseTimes> phaseTimes(Operation *chunk, const sym::Bindings &b,
-                                 const DeviceModel &d) {
-  PhaseTimes t;
-  bool bad = false;
-  auto value = [&](Operation *op, const sym::Expr &e) -> double {
-    sym::Result<sym::Rational> v = e.evaluateRational(b);
-    if (!v) {
-      op->emitError("time estimate: ") << v.error();
-      bad = true;
-      return 0;
-    }
-    return v->toDouble();
-  };
-  // An op's roofline time over all its executions: exact unless a decode
-  // step's op turns from compute- to memory-bound as its context grows.
-  walkWithCounts(chunk, [&](Operation *op, const Multiplicity &n) {
-    if (bad)
-      return;
-    unsigned phase = unsigned(getPhase(op));
-    if (auto comm = dyn_cast<CollectiveOpInterface>(op)) {
-      t.comm[phase] += value(op, n.of(getSentBytes(comm))) / d.linkBytes;
-      return;
-    }
-    if (auto c = dyn_cast<CostOpInterface>(op)) {
-      Cost cost = n.of(c.getCost());
-      t.compute[phase] += d.seconds(value(op, cost.contractionFlops),
-                                    value(op, cost.otherFlops),
-                                    value(op, cost.bytes));
-    }
-  });
-  if (bad)
-    return failure();
-  return t;
-}
 
 /// The FLOPs rows of a set of phase costs: each phase, the backward's
 /// attention kernel recomputation, the total.

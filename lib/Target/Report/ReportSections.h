@@ -1,0 +1,87 @@
+//===- ReportSections.h - Building the sections of a report -----*- C++ -*-===//
+//
+// What the per-rank parts of the training and serving reports share: a
+// section builder that evaluates each row, the names of communication rows,
+// and the roofline time of each phase of a chunk.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STAGE_LIB_TARGET_REPORT_REPORTSECTIONS_H
+#define STAGE_LIB_TARGET_REPORT_REPORTSECTIONS_H
+
+#include "ReportModel.h"
+
+#include "Stage/Analysis/CommAnalysis.h"
+#include "Stage/Analysis/CostAnalysis.h"
+#include "Stage/Analysis/RankClasses.h"
+
+namespace mlir::stage::report {
+
+/// Collects the rows of a section, evaluating each expression.
+class SectionBuilder {
+public:
+  SectionBuilder(Operation *at, const sym::Bindings &b, std::string key,
+                 std::string title)
+      : at(at), b(b), section{std::move(key), std::move(title), {}} {}
+
+  void add(std::string key, std::string label, std::string unit,
+           const sym::Expr &e) {
+    if (failed)
+      return;
+    sym::Result<sym::Rational> v = e.evaluateRational(b);
+    if (!v) {
+      at->emitError(label) << ": " << v.error();
+      failed = true;
+      return;
+    }
+    section.rows.push_back({std::move(key), std::move(label), std::move(unit),
+                            e, *v});
+  }
+  void addValue(std::string key, std::string label, std::string unit,
+                sym::Rational v) {
+    section.rows.push_back(
+        {std::move(key), std::move(label), std::move(unit), std::nullopt, v});
+  }
+  void addSeconds(std::string key, std::string label, double seconds) {
+    // Nanoseconds as an exact fraction: rounding is below any reading.
+    addValue(std::move(key), std::move(label), "s",
+             sym::Rational(sym::BigInt(int64_t(std::llround(seconds * 1e9))),
+                           sym::BigInt(1000000000)));
+  }
+  FailureOr<Section> take() {
+    if (failed)
+      return failure();
+    return std::move(section);
+  }
+
+private:
+  Operation *at;
+  const sym::Bindings &b;
+  Section section;
+  bool failed = false;
+};
+
+/// "0-15, 32-47": the layers of a rank class's chunks.
+std::string layerRanges(const RankClass &c);
+/// "all-reduce over tp", "send on pp".
+std::string commLabel(const CommVolume &v);
+/// "all_reduce_tp".
+std::string commKey(const CommVolume &v);
+
+/// Roofline seconds of the compute and communication of each phase.
+struct PhaseTimes {
+  double compute[kNumPhases] = {};
+  double comm[kNumPhases] = {};
+  double of(Phase p) const {
+    return compute[unsigned(p)] + comm[unsigned(p)];
+  }
+};
+
+/// The roofline time of each phase of `chunk`'s ops; errors at the op whose
+/// size does not evaluate.
+FailureOr<PhaseTimes> phaseTimes(Operation *chunk, const sym::Bindings &b,
+                                 const DeviceModel &d);
+
+} // namespace mlir::stage::report
+
+#endif // STAGE_LIB_TARGET_REPORT_REPORTSECTIONS_H

@@ -1,0 +1,225 @@
+//===- ServingReport.cpp - Per-rank-class part of a serving report --------===//
+
+#include "ServingReport.h"
+
+#include "ReportSections.h"
+
+#include "Stage/Analysis/MemoryAnalysis.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+using namespace mlir;
+using namespace mlir::stage;
+using namespace mlir::stage::report;
+
+namespace {
+
+/// Whether every rank class's peak fits `capacity` under `b` (silently
+/// false when a size does not evaluate).
+bool fits(func::FuncOp fn, const sym::Bindings &b, double capacity) {
+  ScopedDiagnosticHandler quiet(fn.getContext(),
+                                [](Diagnostic &) { return success(); });
+  FailureOr<std::vector<StageMemory>> m = analyzeMemory(fn, b);
+  if (failed(m))
+    return false;
+  return llvm::all_of(*m, [&](const StageMemory &s) {
+    return s.peak.toDouble() <= capacity;
+  });
+}
+
+/// The largest multiple of `unit` for `symbol` (at most 2^40) whose run
+/// fits; 0 if none does. Memory grows with the batch and the context.
+int64_t largestFitting(func::FuncOp fn, const sym::Bindings &b,
+                       StringRef symbol, int64_t unit, double capacity) {
+  auto ok = [&](int64_t k) {
+    sym::Bindings probe = b;
+    probe[symbol.str()] = k * unit;
+    return fits(fn, probe, capacity);
+  };
+  if (!ok(1))
+    return 0;
+  int64_t lo = 1, hi = 2;
+  while (hi < (int64_t(1) << 40) / unit && ok(hi))
+    lo = hi, hi *= 2;
+  while (hi - lo > 1) {
+    int64_t mid = lo + (hi - lo) / 2;
+    (ok(mid) ? lo : hi) = mid;
+  }
+  return lo * unit;
+}
+
+int64_t degreeOf(const JobReport &job, StringRef axis) {
+  return job.degree(axis);
+}
+
+} // namespace
+
+LogicalResult mlir::stage::report::buildServingReports(
+    func::FuncOp fn, const sym::Bindings &b, const DeviceModel &device,
+    Report &report) {
+  StepStructure step = getStepStructure(fn);
+  FailureOr<std::vector<StageMemory>> memory = analyzeMemory(fn, b);
+  if (failed(memory))
+    return failure();
+  const JobReport &job = *report.job;
+  sym::Result<int64_t> M = step.microBatches.evaluate(b);
+  if (!M)
+    return fn.emitError("serving micro-batches: ") << M.error();
+  int64_t N = b.count("N") ? b.at("N") : 0;
+  sym::Expr ranksPerStage(1);
+  for (const auto &[axis, d] : job.axes)
+    if (axis != "pp" && d > 1)
+      ranksPerStage *= sym::Expr::symbol(axis);
+
+  // The largest batch and context that fit: requests come in multiples of
+  // the groups times the ranks that split them, prompts in multiples of cp.
+  int64_t batchUnit =
+      *M * degreeOf(job, "dp") * degreeOf(job, "ep");
+  int64_t maxBatch = largestFitting(fn, b, "B", batchUnit, device.memoryCapacity);
+  int64_t maxPrompt = largestFitting(fn, b, "S", degreeOf(job, "cp"),
+                                     device.memoryCapacity);
+
+  PhaseCosts jobCosts;
+  std::vector<double> prefillGroup, decodeGroupStep;
+  for (auto [cls, mem] : llvm::zip(step.classes, *memory)) {
+    StageReport sr;
+    sr.stage = cls.stage;
+    sr.layers = layerRanges(cls);
+    sr.peakAt = mem.peakAt;
+
+    SectionBuilder m(fn, b, "memory", "Memory per rank (bytes)");
+    m.add("weights", "weights", "B", mem.weights);
+    m.add("kv_cache", "KV cache at the end of decode (S + N positions)", "B",
+          mem.kvCache);
+    sym::Result<sym::Expr> start = mem.kvCache.substitute({{"N", sym::Expr()}});
+    m.add("kv_cache_start", "KV cache at the start of decode (S positions)",
+          "B", start ? *start : mem.kvCache);
+    m.addValue("prefill_transient", "largest prefill working set", "B",
+               mem.prefillTransient);
+    m.addValue("decode_transient", "largest decode-step working set", "B",
+               mem.decodeTransient);
+    m.addValue("peak", "peak", "B", mem.peak);
+    m.add("parameters", "parameters held", "", mem.parameters);
+    m.addValue("max_batch",
+               "largest batch B that fits " + device.name + " (requests)", "",
+               sym::Rational(maxBatch));
+    m.addValue("max_context",
+               "largest context S + N that fits " + device.name +
+                   " (positions)",
+               "", sym::Rational(maxPrompt ? maxPrompt + N : 0));
+
+    SmallVector<Operation *> chunkOps(cls.chunks.begin(), cls.chunks.end());
+    SectionBuilder f(fn, b, "flops", "FLOPs per rank");
+    SectionBuilder by(fn, b, "bytes", "Memory traffic per rank (bytes)");
+    PhaseCosts total;
+    for (Operation *chunk : chunkOps) {
+      PhaseCosts pc = getPhaseCosts(chunk);
+      for (unsigned i = 0; i < kNumPhases; ++i)
+        total.phases[i] += pc.phases[i];
+    }
+    sym::Expr all, contraction;
+    for (Phase p : kServingPhases) {
+      f.add(getPhaseName(p), std::string(getPhaseName(p)) + " FLOPs", "FLOP",
+            total.of(p).flops());
+      by.add(getPhaseName(p),
+             std::string(getPhaseName(p)) + " bytes read and written", "B",
+             total.of(p).bytes);
+      all += total.of(p).flops();
+      contraction += total.of(p).contractionFlops;
+      jobCosts.of(p) += total.of(p).scaled(ranksPerStage);
+    }
+    f.add("total", "total FLOPs", "FLOP", all);
+    f.add("contraction", "of which in contractions", "FLOP", contraction);
+
+    SectionBuilder c(fn, b, "communication",
+                     "Communication per rank (message bytes)");
+    for (const CommVolume &v : getCommVolumes(chunkOps))
+      c.add(commKey(v), commLabel(v), "B", v.messageBytes);
+
+    SectionBuilder tm(fn, b, "time",
+                      "Roofline time per rank (" + device.name + ")");
+    PhaseTimes t;
+    for (Operation *chunk : chunkOps) {
+      FailureOr<PhaseTimes> ct = phaseTimes(chunk, b, device);
+      if (failed(ct))
+        return failure();
+      for (unsigned i = 0; i < kNumPhases; ++i) {
+        t.compute[i] += ct->compute[i];
+        t.comm[i] += ct->comm[i];
+      }
+    }
+    tm.addSeconds("prefill", "prefill (every group)", t.of(Phase::Prefill));
+    tm.addSeconds("decode", "decode (every step of every group)",
+                  t.of(Phase::Decode));
+    prefillGroup.push_back(t.of(Phase::Prefill) / double(*M));
+    decodeGroupStep.push_back(N ? t.of(Phase::Decode) / double(N * *M) : 0);
+
+    for (SectionBuilder *sb : {&m, &f, &by, &c, &tm}) {
+      FailureOr<Section> sec = sb->take();
+      if (failed(sec))
+        return failure();
+      sr.sections.push_back(std::move(*sec));
+    }
+    report.stages.push_back(std::move(sr));
+  }
+
+  // The whole job. A group's prefill passes every stage; the last group
+  // starts when the slowest stage has done the others. A decode step of a
+  // group passes every stage, and a stage serves the M groups in turn.
+  double sumPrefill = 0, maxPrefill = 0, sumDecode = 0, maxDecode = 0;
+  for (auto [p, d] : llvm::zip(prefillGroup, decodeGroupStep)) {
+    sumPrefill += p;
+    maxPrefill = std::max(maxPrefill, p);
+    sumDecode += d;
+    maxDecode = std::max(maxDecode, d);
+  }
+  double ttft = sumPrefill + double(*M - 1) * maxPrefill;
+  double tpot = std::max(sumDecode, double(*M) * maxDecode);
+  std::string everyone =
+      "the whole job (all " + std::to_string(job.gpus) + " GPUs)";
+  SectionBuilder jf(fn, b, "job_flops", "FLOPs of " + everyone);
+  sym::Expr all;
+  for (Phase p : kServingPhases) {
+    jf.add(getPhaseName(p), std::string(getPhaseName(p)) + " FLOPs", "FLOP",
+           jobCosts.of(p).flops());
+    all += jobCosts.of(p).flops();
+  }
+  jf.add("total", "total FLOPs", "FLOP", all);
+  if (N > 0) {
+    sym::Expr tokens = sym::Expr::symbol("B") * sym::Expr::symbol("N");
+    jf.add("decode_per_token", "decode FLOPs per generated token", "FLOP",
+           jobCosts.of(Phase::Decode).flops().divExact(tokens));
+    jf.add("decode_contraction_per_token",
+           "of which in contractions", "FLOP",
+           jobCosts.of(Phase::Decode).contractionFlops.divExact(tokens));
+    jf.add("decode_bytes_per_token", "decode bytes moved per generated token",
+           "B", jobCosts.of(Phase::Decode).bytes.divExact(tokens));
+  }
+  SectionBuilder jt(fn, b, "job_time",
+                    "Serving times, " + everyone + " (roofline, " +
+                        device.name + ")");
+  double gpus = double(job.gpus);
+  double batch = b.count("B") ? double(b.at("B")) : 0;
+  double prompt = b.count("S") ? double(b.at("S")) : 0;
+  if (step.classes.size() && ttft > 0) {
+    jt.addSeconds("ttft", "time to first token (the last request's)", ttft);
+    jt.addValue("prefill_tokens_per_second_per_gpu",
+                "prefill tokens/s per GPU", "tokens/s",
+                sym::Rational(int64_t(std::llround(batch * prompt / ttft / gpus))));
+  }
+  if (N > 0 && tpot > 0) {
+    jt.addSeconds("tpot", "time per output token", tpot);
+    jt.addValue("decode_tokens_per_second_per_gpu",
+                "decode tokens/s per GPU", "tokens/s",
+                sym::Rational(int64_t(std::llround(batch / tpot / gpus))));
+    jt.addSeconds("total", "prefill and every decode step",
+                  ttft + double(N) * tpot);
+  }
+  for (SectionBuilder *sb : {&jf, &jt}) {
+    FailureOr<Section> sec = sb->take();
+    if (failed(sec))
+      return failure();
+    report.totals.push_back(std::move(*sec));
+  }
+  return success();
+}
