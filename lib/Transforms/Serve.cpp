@@ -9,6 +9,7 @@
 #include "Stage/Transforms/Passes.h"
 
 #include "FunctionInputs.h"
+#include "LatentAttention.h"
 #include "PlanSetup.h"
 #include "TypeRewriting.h"
 
@@ -44,17 +45,20 @@ struct ServeOptions {
   bool pipelined = false;
 };
 
-/// One attention of the forward graph and the cache its keys and values go
-/// to.
+/// One attention of the forward graph and the caches its keys and values go
+/// to: one each, or for latent attention (`latent` >= 0) one cache of the
+/// latent and rotary key (`keyCache`).
 struct CachedAttention {
   AttentionOp op;
   std::string keyCache, valueCache;
+  int latent = -1;
 };
 
 /// What the serving program is built from: the forward graph, read once.
 struct ForwardProgram {
   SmallVector<Operation *> ops;
   SmallVector<CachedAttention> attentions;
+  SmallVector<LatentAttention> latents;
   /// The prompt tokens (the first stage only).
   InputOp tokens;
   /// The op producing the logits (the last stage only): an einsum with the
@@ -99,6 +103,10 @@ static std::string cacheName(Value v, size_t index, StringRef kind,
 /// attentions, its prompt tokens and its LM head. Removes the loss.
 static FailureOr<ForwardProgram> readForward(Block &body, Operation *terminator) {
   ForwardProgram f;
+  FailureOr<SmallVector<LatentAttention>> latents = splitLatentAttentions(body);
+  if (failed(latents))
+    return failure();
+  f.latents = std::move(*latents);
   CrossEntropyOp ce;
   bool softmax = false;
   for (Operation &op : body.without_terminator()) {
@@ -122,8 +130,25 @@ static FailureOr<ForwardProgram> readForward(Block &body, Operation *terminator)
     softmax |= isa<SoftmaxOp>(op);
     if (auto a = dyn_cast<AttentionOp>(op)) {
       size_t n = f.attentions.size();
-      f.attentions.push_back({a, cacheName(a.getKey(), n, "k", used),
-                              cacheName(a.getValue(), n, "v", used)});
+      auto l = llvm::find_if(f.latents, [&](const LatentAttention &l) {
+        return l.op == a;
+      });
+      if (l == f.latents.end()) {
+        f.attentions.push_back({a, cacheName(a.getKey(), n, "k", used),
+                                cacheName(a.getValue(), n, "v", used)});
+        return;
+      }
+      // The latent's cache sits next to the attention's weights.
+      std::string name;
+      if (ParamOp p = getSourceParam(l->keyUp)) {
+        StringRef w = p.getName();
+        w = w.rsplit('.').first; // the split-off part
+        name = (w.rsplit('.').first + ".kv_latent").str();
+      }
+      if (name.empty() || used.count(name))
+        name = "attention" + std::to_string(n) + ".kv_latent";
+      used.insert(name);
+      f.attentions.push_back({a, name, "", int(l - f.latents.begin())});
     }
   });
   if (f.attentions.empty() && softmax)
@@ -180,11 +205,12 @@ static FailureOr<int64_t> sequenceDim(Value v, Operation *at) {
          << t << " has no dimension S (the prompt length)";
 }
 
-/// The cache of one attention's keys or values: the key's type with S + N
-/// positions, stacked over the layer stacks it runs in.
-static SymTensorType cacheType(AttentionOp a, Value kv, Operation *program) {
-  auto t = cast<SymTensorType>(kv.getType());
-  SmallVector<Expr> dims = t.getDims();
+/// The cache of one attention's keys or values (entries of `entry` dims,
+/// positions at 1): S + N positions, stacked over the layer stacks it runs
+/// in.
+static SymTensorType cacheType(AttentionOp a, ArrayRef<Expr> entry,
+                               Type elementType, Operation *program) {
+  SmallVector<Expr> dims(entry.begin(), entry.end());
   dims[1] = Expr::symbol("S") + Expr::symbol("N");
   SmallVector<Expr> stack;
   for (Operation *p = a->getParentOp(); p && p != program; p = p->getParentOp())
@@ -193,29 +219,46 @@ static SymTensorType cacheType(AttentionOp a, Value kv, Operation *program) {
   if (stack.empty())
     stack.push_back(Expr(1));
   stack.append(dims.begin(), dims.end());
-  return SymTensorType::get(a.getContext(), stack, t.getElementType());
+  return SymTensorType::get(a.getContext(), stack, elementType);
 }
 
-/// Writes the keys and values of every attention in `block` (clones of
-/// `attentions`, in the same walk order) into their caches at `offset`, and
-/// lets attention read the cache so far.
-static void writeCaches(Block &block, ArrayRef<CachedAttention> attentions,
+/// Writes the keys and values of every attention of the forward graph (its
+/// clone in a region, through `map`) into their caches at `offset`, and
+/// lets attention read the cache so far; a decode step's latent attention
+/// takes the absorbed form.
+static void writeCaches(const ForwardProgram &f, IRMapping &map,
                         const Expr &offset, bool decode) {
-  SmallVector<AttentionOp> clones;
-  block.walk([&](AttentionOp a) { clones.push_back(a); });
-  for (auto [a, cached] : llvm::zip(clones, attentions)) {
+  for (const CachedAttention &cached : f.attentions) {
+    auto a = cast<AttentionOp>(
+        map.lookup(const_cast<AttentionOp &>(cached.op).getOperation()));
     OpBuilder b(a);
-    for (auto [index, name] : {std::pair<unsigned, StringRef>{1, cached.keyCache},
-                               {2, cached.valueCache}}) {
-      Value kv = a->getOperand(index);
-      auto t = cast<SymTensorType>(kv.getType());
+    MLIRContext *ctx = a.getContext();
+    auto write = [&](Value v, StringRef name) {
+      auto t = cast<SymTensorType>(v.getType());
       SmallVector<Expr> dims = t.getDims();
       dims[1] = offset + dims[1];
-      auto w = CacheWriteOp::create(
-          b, a.getLoc(), SymTensorType::get(a.getContext(), dims, t.getElementType()),
-          kv, name, 1, ExprAttr::get(a.getContext(), offset));
-      a->setOperand(index, w);
+      return CacheWriteOp::create(b, a.getLoc(), t.withDims(dims), v, name, 1,
+                                  ExprAttr::get(ctx, offset));
+    };
+    if (cached.latent >= 0) {
+      const LatentAttention &l = f.latents[cached.latent];
+      LatentAttention m{a,
+                        map.lookupOrDefault(l.queryNope),
+                        map.lookupOrDefault(l.queryRope),
+                        map.lookupOrDefault(l.latent),
+                        map.lookupOrDefault(l.keyRope),
+                        map.lookupOrDefault(l.keyUp),
+                        map.lookupOrDefault(l.valueUp)};
+      Value view = write(buildLatentEntry(b, a.getLoc(), m.latent, m.keyRope),
+                         cached.keyCache);
+      // The prompt's attention runs on its own keys and values.
+      if (decode)
+        absorbLatentAttention(a, m, view);
+      continue;
     }
+    for (auto [index, name] : {std::pair<unsigned, StringRef>{1, cached.keyCache},
+                               {2, cached.valueCache}})
+      a->setOperand(index, write(a->getOperand(index), name));
     // One new position attends to all cached ones.
     if (decode)
       a.setCausal(false);
@@ -285,6 +328,19 @@ static LogicalResult serveProgram(Block &body, Operation *terminator,
   // The caches, next to the weights.
   OpBuilder b(terminator);
   for (CachedAttention &c : f.attentions) {
+    if (c.latent >= 0) {
+      // Per token: the latent and the rotary key, one shared head.
+      const LatentAttention &l = f.latents[c.latent];
+      auto lt = cast<SymTensorType>(l.latent.getType());
+      auto rt = cast<SymTensorType>(l.keyRope.getType());
+      SmallVector<Expr> dims = {lt.getDim(0), lt.getDim(1), Expr(1),
+                                lt.getDims().back() + rt.getDims().back()};
+      KVCacheOp::create(b, c.op.getLoc(),
+                        cacheType(c.op, dims, lt.getElementType(),
+                                  body.getParentOp()),
+                        c.keyCache);
+      continue;
+    }
     for (auto [name, kv] : {std::pair<StringRef, Value>{c.keyCache, c.op.getKey()},
                             {c.valueCache, c.op.getValue()}}) {
       if (cast<SymTensorType>(kv.getType()).getRank() < 2 ||
@@ -292,7 +348,10 @@ static LogicalResult serveProgram(Block &body, Operation *terminator,
         return c.op.emitOpError("stage-serve: keys and values need the prompt "
                                 "length S as their dimension 1, got ")
                << kv.getType();
-      KVCacheOp::create(b, c.op.getLoc(), cacheType(c.op, kv, body.getParentOp()),
+      auto t = cast<SymTensorType>(kv.getType());
+      KVCacheOp::create(b, c.op.getLoc(),
+                        cacheType(c.op, t.getDims(), t.getElementType(),
+                                  body.getParentOp()),
                         name);
     }
   }
@@ -319,7 +378,7 @@ static LogicalResult serveProgram(Block &body, Operation *terminator,
     YieldOp::create(yb, loc);
     for (Operation &op : *block)
       substituteSymbols(&op, perMicrobatch);
-    writeCaches(*block, f.attentions, Expr(0), false);
+    writeCaches(f, map, Expr(0), false);
     if (last) {
       FailureOr<Value> token = sampleToken(
           cast<EinsumOp>(map.lookup(f.head.getOperation())),
@@ -366,8 +425,7 @@ static LogicalResult serveProgram(Block &body, Operation *terminator,
     for (Operation &op : *step)
       substituteSymbols(&op, oneToken);
     // Attention over the cache: the prompt and the tokens before this one.
-    writeCaches(*step, f.attentions, Expr::symbol("S") + Expr::symbol("i"),
-                true);
+    writeCaches(f, map, Expr::symbol("S") + Expr::symbol("i"), true);
     if (f.tokens) {
       auto tokens = cast<InputOp>(map.lookup(f.tokens.getOperation()));
       Value source;

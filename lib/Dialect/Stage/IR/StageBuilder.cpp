@@ -75,7 +75,8 @@ Value GraphBuilder::attention(Value q, Value k, Value v, bool causal) {
   SymTensorType qt = typeOf(q);
   SmallVector<Expr> dims = {qt.getDim(0), qt.getDim(1), qt.getDim(2),
                             typeOf(v).getDim(3)};
-  return AttentionOp::create(b, loc, qt.withDims(dims), q, k, v, causal);
+  return AttentionOp::create(b, loc, qt.withDims(dims), q, k, v, causal,
+                             /*value_width=*/ExprAttr());
 }
 
 Value GraphBuilder::embedding(Value table, Value ids) {

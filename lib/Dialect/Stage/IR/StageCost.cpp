@@ -86,12 +86,17 @@ Cost CrossEntropyOp::getCost() {
 // Q K^T and P V over the full score matrix (no causal discount), and the
 // online softmax (scale, max, exp, sum) per score. Flash attention reads q,
 // k, v once and writes the output.
+// Values contribute the head dim they are read at (the result's); keys and
+// values that are one operand (a cached latent) are read once.
 Cost AttentionOp::getCost() {
   SymTensorType q = getQuery().getType(), k = getKey().getType(),
-                v = getValue().getType();
+                o = getResult().getType();
   Expr scores = q.getDim(0) * q.getDim(1) * k.getDim(1) * q.getDim(2);
-  return {Expr(2) * scores * (q.getDim(3) + v.getDim(3)), Expr(4) * scores,
-          operandAndResultBytes(*this)};
+  Expr bytes = operandAndResultBytes(*this);
+  if (getKey() == getValue())
+    bytes = bytes - bytesOf(getValue());
+  return {Expr(2) * scores * (q.getDim(3) + o.getDim(3)), Expr(4) * scores,
+          bytes};
 }
 
 // A view: no kernel runs.

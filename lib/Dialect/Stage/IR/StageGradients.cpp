@@ -285,6 +285,9 @@ LogicalResult AttentionOp::buildGradient(GradientEmitter &e) {
   Value dc = e.getGradient(getResult());
   if (!dc)
     return success();
+  if (getValueWidth())
+    return emitOpError("with value_width (absorbed latent attention) has no "
+                       "gradient: it belongs to inference");
   GraphBuilder &g = e.builder();
   auto op = AttentionGradOp::create(
       g.builder(), g.getLoc(), getQuery().getType(), getKey().getType(),

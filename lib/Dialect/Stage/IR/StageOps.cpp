@@ -409,8 +409,9 @@ LogicalResult AttentionOp::verify() {
   if (k.getDim(3) != q.getDim(3))
     return emitOpError("query and key head dims differ: ")
            << q.getDim(3).str() << " vs " << k.getDim(3).str();
-  SmallVector<sym::Expr> expected = {q.getDim(0), q.getDim(1), q.getDim(2),
-                                     v.getDim(3)};
+  SmallVector<sym::Expr> expected = {
+      q.getDim(0), q.getDim(1), q.getDim(2),
+      getValueWidth() ? getValueWidth()->getValue() : v.getDim(3)};
   if (o.getDims() != expected)
     return emitOpError("result shape ")
            << shapeStr(o) << " should be " << shapeStr(o.withDims(expected));

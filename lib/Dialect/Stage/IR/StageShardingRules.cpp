@@ -279,15 +279,23 @@ FactorModel EmbeddingGradOp::getShardingRule(const ShardingRuleOptions &) {
 
 /// q [b, s, h, d], k [b, t, g, d], v [b, t, g, e], o and its gradient
 /// [b, s, h, e]; the gradient's results are those of q, k and v.
-static FactorModel attentionRule(const ShardingRuleOptions &options,
+/// `sharedKV`: every rank keeps all key/value heads (more ranks than heads,
+/// or one head shared by all queries); `narrowValue`: the result reads only
+/// part of the value's head dim.
+static FactorModel attentionRule(bool sharedKV, bool narrowValue,
                                  bool gradient) {
   FactorModel m;
   int fb = m.addFactor(), fs = m.addFactor(), fh = m.addFactor(),
       fd = m.addFactor(), ft = m.addFactor(), fe = m.addFactor();
   int fg = fh;
-  if (options.replicateKV) {
+  if (sharedKV) {
     fg = m.addFactor();
     m.freeze(fg);
+  }
+  int fo = fe;
+  if (narrowValue) {
+    fo = m.addFactor();
+    m.freeze(fo);
   }
   // Every query needs every key: the key sequence stays whole (context
   // parallelism gathers it), head dims are never split.
@@ -300,7 +308,7 @@ static FactorModel attentionRule(const ShardingRuleOptions &options,
   m.keepSplit.set(fs);
   m.keepSplit.set(fh);
   SmallVector<int> q{fb, fs, fh, fd}, k{fb, ft, fg, fd}, v{fb, ft, fg, fe},
-      o{fb, fs, fh, fe};
+      o{fb, fs, fh, fo};
   if (!gradient) {
     m.operands = {q, k, v};
     m.results = {o};
@@ -312,18 +320,30 @@ static FactorModel attentionRule(const ShardingRuleOptions &options,
   // the query heads of a replicated kv head's group.
   m.summable.set(fs);
   m.summable.set(fb);
-  if (options.replicateKV)
+  if (sharedKV)
     m.summable.set(fh);
   return m;
 }
 
+/// One key/value head for several query heads (multi-query attention, the
+/// absorbed latent attention) is shared by every rank.
+static bool singleSharedHead(SymTensorType q, SymTensorType k) {
+  return k.getDim(2) == sym::Expr(1) && q.getDim(2) != sym::Expr(1);
+}
+
 FactorModel AttentionOp::getShardingRule(const ShardingRuleOptions &options) {
-  return attentionRule(options, /*gradient=*/false);
+  return attentionRule(
+      options.replicateKV ||
+          singleSharedHead(getQuery().getType(), getKey().getType()),
+      bool(getValueWidth()), /*gradient=*/false);
 }
 
 FactorModel
 AttentionGradOp::getShardingRule(const ShardingRuleOptions &options) {
-  return attentionRule(options, /*gradient=*/true);
+  return attentionRule(
+      options.replicateKV ||
+          singleSharedHead(getQuery().getType(), getKey().getType()),
+      /*narrowValue=*/false, /*gradient=*/true);
 }
 
 FactorModel TopKOp::getShardingRule(const ShardingRuleOptions &) {

@@ -318,6 +318,9 @@ def Stage_AttentionOp : Stage_ShardedOp<"attention"> {
     query attention; keys and values may have different head dims (as in
     multi-head latent attention). `causal` marks a causal mask; the FLOP
     count is that of the full score matrix either way (`docs/CostModel.md`).
+    With `value_width W`, only the first `W` of the value's head dim are
+    read (the absorbed form of multi-head latent attention, whose keys and
+    values are one cached latent: the same operand).
 
     ```mlir
     %o = stage.attention %q, %k, %v causal
@@ -326,10 +329,12 @@ def Stage_AttentionOp : Stage_ShardedOp<"attention"> {
     ```
   }];
   let arguments = (ins Stage_Tensor:$query, Stage_Tensor:$key,
-                       Stage_Tensor:$value, UnitAttr:$causal);
+                       Stage_Tensor:$value, UnitAttr:$causal,
+                       OptionalAttr<Stage_ExprAttr>:$value_width);
   let results = (outs Stage_Tensor:$result);
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`causal` $causal^)? attr-dict `:`
+    $query `,` $key `,` $value (`causal` $causal^)?
+    (`value_width` $value_width^)? attr-dict `:`
     functional-type(operands, $result)
   }];
   let hasVerifier = 1;
