@@ -4,7 +4,8 @@
 # Ninja into build/. Safe to re-run: an up-to-date tree rebuilds nothing.
 #
 #   scripts/setup.sh [--tests]   # --tests: also what the tests need
-#                                # (headless Chromium for the HTML report)
+#                                # (headless Chromium for the HTML report,
+#                                # the runtime libraries of ASTRA-sim)
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -16,7 +17,7 @@ packages=(
   libgtest-dev cmake ninja-build ccache g++ python3
 )
 if [[ "${1:-}" == "--tests" ]]; then
-  packages+=(chromium)
+  packages+=(chromium libyaml-cpp0.7 libprotobuf32)
 fi
 
 missing=()

@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import subprocess
 import sys
 
 import lit.formats
@@ -33,3 +34,17 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 # Headless Chromium opens the HTML report (scripts/setup.sh --tests installs it).
 if shutil.which("chromium"):
     config.available_features.add("chromium")
+
+# ASTRA-sim, the traces' consumer, where the workplace provides it
+# (../shared/astra-sim next to the project) and its binaries run.
+astra_sim = os.path.realpath(os.path.join(config.stage_src_root, "..", "shared", "astra-sim"))
+simulate = os.path.join(astra_sim, "simulate.sh")
+simulator = os.path.join(astra_sim, "bin", "AstraSim_Analytical_Congestion_Unaware")
+if os.path.exists(simulate) and os.path.exists(simulator):
+    try:
+        probe = subprocess.run([simulator, "--help"], capture_output=True, timeout=30)
+        if b"error while loading shared libraries" not in probe.stderr:
+            config.available_features.add("astra-sim")
+            config.substitutions.append(("%simulate", simulate))
+    except (OSError, subprocess.TimeoutExpired):
+        pass

@@ -44,8 +44,11 @@ static FailureOr<Value> buildGroupedAttention(LayerScope &scope,
                                               Value x) {
   GraphBuilder &g = scope.body();
   Expr D = S("D"), H = S("H"), Dh = S("Dh");
-  // MHA models (GPT) have no separate kv-head count.
-  Expr KV = c.kvHeads == c.heads && c.learnedPositions ? H : S("KV");
+  // MHA models (GPT) have no separate kv-head count; nor has the unfused
+  // core, whose score einsum pairs each query head with its key head.
+  bool mha = c.kvHeads == c.heads &&
+             (c.learnedPositions || opts.attention == AttentionImpl::Unfused);
+  Expr KV = mha ? H : S("KV");
   Value wq = scope.weight("self_attn.q_proj", {D, H, Dh}, "attention");
   Value wk = scope.weight("self_attn.k_proj", {D, KV, Dh}, "attention");
   Value wv = scope.weight("self_attn.v_proj", {D, KV, Dh}, "attention");

@@ -30,6 +30,7 @@ LogicalResult mlir::stage::buildInferPipeline(
   s.decodeTokens = o.decodeTokens;
   s.phase = o.phase;
   s.tp = o.tp;
+  s.cp = o.cp;
   pm.addPass(createStageServe(s));
   StageShardOptions sh;
   sh.dp = o.dp;

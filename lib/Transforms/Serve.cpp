@@ -40,6 +40,8 @@ namespace {
 
 struct ServeOptions {
   int64_t microBatches = 1;
+  /// N: the caches hold S + N positions.
+  int64_t decodeSteps = 0;
   bool prefill = true, decode = false;
   /// The program is one stage of a pipeline (pp > 1).
   bool pipelined = false;
@@ -206,12 +208,13 @@ static FailureOr<int64_t> sequenceDim(Value v, Operation *at) {
 }
 
 /// The cache of one attention's keys or values (entries of `entry` dims,
-/// positions at 1): S + N positions, stacked over the layer stacks it runs
-/// in.
+/// positions at 1): S + N positions (S without decode steps, which context
+/// parallelism splits), stacked over the layer stacks it runs in.
 static SymTensorType cacheType(AttentionOp a, ArrayRef<Expr> entry,
-                               Type elementType, Operation *program) {
+                               Type elementType, Operation *program,
+                               bool decodes) {
   SmallVector<Expr> dims(entry.begin(), entry.end());
-  dims[1] = Expr::symbol("S") + Expr::symbol("N");
+  dims[1] = decodes ? Expr::symbol("S") + Expr::symbol("N") : Expr::symbol("S");
   SmallVector<Expr> stack;
   for (Operation *p = a->getParentOp(); p && p != program; p = p->getParentOp())
     if (auto rep = dyn_cast<RepeatOp>(p))
@@ -337,7 +340,7 @@ static LogicalResult serveProgram(Block &body, Operation *terminator,
                                 lt.getDims().back() + rt.getDims().back()};
       KVCacheOp::create(b, c.op.getLoc(),
                         cacheType(c.op, dims, lt.getElementType(),
-                                  body.getParentOp()),
+                                  body.getParentOp(), o.decodeSteps > 0),
                         c.keyCache);
       continue;
     }
@@ -351,7 +354,7 @@ static LogicalResult serveProgram(Block &body, Operation *terminator,
       auto t = cast<SymTensorType>(kv.getType());
       KVCacheOp::create(b, c.op.getLoc(),
                         cacheType(c.op, t.getDims(), t.getElementType(),
-                                  body.getParentOp()),
+                                  body.getParentOp(), o.decodeSteps > 0),
                         name);
     }
   }
@@ -475,6 +478,7 @@ struct ServePass : mlir::stage::impl::StageServeBase<ServePass> {
     ModuleOp module = getOperation();
     ServeOptions o;
     o.microBatches = microBatches;
+    o.decodeSteps = decodeTokens;
     if (decodeTokens < 0) {
       emitOptionError(module) << "stage-serve: decode-tokens="
                               << int64_t(decodeTokens) << " is negative";
@@ -493,6 +497,16 @@ struct ServePass : mlir::stage::impl::StageServeBase<ServePass> {
     if (o.decode && decodeTokens == 0) {
       emitOptionError(module) << "stage-serve: phase=" << which
                               << " needs decode-tokens > 0";
+      return signalPassFailure();
+    }
+    FailureOr<int64_t> context = getRequestedDegree(module, "cp", cp);
+    if (failed(context))
+      return signalPassFailure();
+    if (*context > 1 && o.decode) {
+      emitOptionError(module)
+          << "stage-serve: cp=" << *context
+          << " splits the prompt, and a decode step has one position: "
+             "serve the prefill alone (phase=prefill), or decode without cp";
       return signalPassFailure();
     }
     if (failed(bindSymbols(module)))

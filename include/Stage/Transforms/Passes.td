@@ -85,6 +85,10 @@ def StageServe : Pass<"stage-serve", "::mlir::ModuleOp"> {
            "The tensor-parallel degree the program will get (0: the "
            "module's binding, else 1): above the KV heads, each rank keeps "
            "one KV head (KVr = tp)">,
+    Option<"cp", "cp", "int64_t", "0",
+           "The context-parallel degree the program will get (0: the "
+           "module's binding, else 1); it splits prompts, so it serves the "
+           "prefill only">,
   ];
   let dependentDialects = ["::mlir::stage::StageDialect"];
 }

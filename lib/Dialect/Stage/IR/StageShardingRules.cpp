@@ -229,7 +229,14 @@ FactorModel PadOp::getShardingRule(const ShardingRuleOptions &) {
   return alongDimRule(*this, getResult(), getDim());
 }
 
+// Written from position 0 (a prompt), the positions may stay split (each
+// context-parallel rank caches its part); appended later, they are whole.
 FactorModel CacheWriteOp::getShardingRule(const ShardingRuleOptions &) {
+  if (getOffset().getValue().isZero()) {
+    FactorModel m = elementwiseRule(*this, getResult());
+    m.linear = true;
+    return m;
+  }
   return alongDimRule(*this, getResult(), getDim());
 }
 
