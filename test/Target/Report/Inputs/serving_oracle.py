@@ -1,0 +1,117 @@
+"""Checks a serving report against closed forms written from the HF config.
+
+usage: serving_oracle.py CONFIG.json REPORT.json --batch B --seq S --tokens N
+                         [--dp D] [--tp T] [--ep E] [--pp P]
+
+Per rank of each stage, the KV cache is
+  GQA/MHA: 2 * L_stage * max(KV/tp, 1) * Dh * (S + N) * B_local * 2 bytes
+  MLA:     L_stage * (kv_lora_rank + qk_rope_head_dim) * (S + N) * B_local * 2
+with B_local = B / (dp * ep) (attention is data-parallel over ep), and the
+decode contraction FLOPs per generated token are 2 * (the parameters a token
+uses in contractions) plus attention over the context, averaged over the N
+steps (step i attends to S + i + 1 positions: S + (N + 1) / 2 on average):
+  GQA/MHA: 4 * H * Dh per position and layer (scores and values),
+  MLA (absorbed): 2 * H * (kv_lora_rank + qk_rope_head_dim) + 2 * H * kv_lora_rank.
+The FLOPs are those the ranks execute: with tp above the KV heads every rank
+projects its own copy of a head, as if there were tp of them.
+Nothing here reads stage's code: only the config and the report.
+"""
+import argparse
+import json
+import sys
+from fractions import Fraction
+
+
+def active_contraction_params(c, tp):
+    """Weights a token multiplies with, per the architectures' definitions."""
+    D, V, L = c["hidden_size"], c["vocab_size"], c["num_hidden_layers"]
+    H = c["num_attention_heads"]
+    head = D * V  # the LM head (the embedding lookup is no contraction)
+    if "kv_lora_rank" in c:  # DeepSeek MLA + MoE
+        Qr, Kr = c["q_lora_rank"], c["kv_lora_rank"]
+        Dn, Dr, Dv = c["qk_nope_head_dim"], c["qk_rope_head_dim"], c["v_head_dim"]
+        attn = D * Qr + Qr * H * (Dn + Dr) + D * (Kr + Dr) + Kr * H * (Dn + Dv) + H * Dv * D
+        dense = c.get("first_k_dense_replace", 0)
+        Fe, E, K = c["moe_intermediate_size"], c["n_routed_experts"], c["num_experts_per_tok"]
+        shared = c.get("n_shared_experts", 0) * Fe
+        moe = D * E + K * 3 * D * Fe + 3 * D * shared
+        return L * attn + dense * 3 * D * c["intermediate_size"] + (L - dense) * moe + head
+    KV = max(c.get("num_key_value_heads", H), tp)
+    Dh = c.get("head_dim", D // H)
+    attn = 2 * D * H * Dh + 2 * D * KV * Dh
+    F = c["intermediate_size"]
+    if "num_local_experts" in c:  # Mixtral
+        E, K = c["num_local_experts"], c["num_experts_per_tok"]
+        mlp = D * E + K * 3 * D * F
+    else:
+        mlp = 3 * D * F
+    return L * (attn + mlp) + head
+
+
+def attention_per_position(c):
+    H = c["num_attention_heads"]
+    if "kv_lora_rank" in c:
+        Kr, Dr = c["kv_lora_rank"], c["qk_rope_head_dim"]
+        return 2 * H * (Kr + Dr) + 2 * H * Kr
+    Dh = c.get("head_dim", c["hidden_size"] // H)
+    return 4 * H * Dh
+
+
+def cache_per_token_and_layer(c, tp):
+    if "kv_lora_rank" in c:
+        return c["kv_lora_rank"] + c["qk_rope_head_dim"]
+    H = c["num_attention_heads"]
+    KV = c.get("num_key_value_heads", H)
+    Dh = c.get("head_dim", c["hidden_size"] // H)
+    return 2 * max(KV // tp, 1) * Dh
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("config")
+    ap.add_argument("report")
+    for k in ("batch", "seq", "tokens"):
+        ap.add_argument("--" + k, type=int, required=True)
+    for k in ("dp", "tp", "ep", "pp"):
+        ap.add_argument("--" + k, type=int, default=1)
+    a = ap.parse_args()
+    c = json.load(open(a.config))
+    r = json.load(open(a.report))
+    B, S, N = a.batch, a.seq, a.tokens
+    L = c["num_hidden_layers"]
+    failures = []
+
+    # KV cache per rank, stage by stage (layers from the report's ranges).
+    b_local = Fraction(B, a.dp * a.ep)
+    layers_seen = 0
+    for s in r["stages"]:
+        if s["layers"]:
+            n = sum(int(e) - int(b) + 1 for b, e in
+                    (part.split("-") for part in s["layers"].split(", ")))
+        else:
+            n = L
+        layers_seen += n
+        expect = n * cache_per_token_and_layer(c, a.tp) * (S + N) * b_local * 2
+        got = s["memory"]["kv_cache"]["value"]
+        start = n * cache_per_token_and_layer(c, a.tp) * S * b_local * 2
+        if got != expect or s["memory"]["kv_cache_start"]["value"] != start:
+            failures.append(f"stage {s['stage']}: kv_cache {got}, expected {expect} "
+                            f"(start {s['memory']['kv_cache_start']['value']}, expected {start})")
+    if layers_seen != L:
+        failures.append(f"stages hold {layers_seen} layers, the model {L}")
+
+    # Decode contraction FLOPs per generated token, over the whole job.
+    per_token = 2 * active_contraction_params(c, a.tp) + \
+        L * attention_per_position(c) * (S + Fraction(N + 1, 2))
+    got = Fraction(r["job"]["job_flops"]["decode_contraction_per_token"]["value"])
+    if got != per_token:
+        failures.append(f"decode contraction FLOPs per token {got}, expected {per_token}")
+    for f in failures:
+        print("FAIL: " + f)
+    if failures:
+        sys.exit(1)
+    print(f"ok: kv cache and {per_token} contraction FLOPs per decoded token")
+
+
+if __name__ == "__main__":
+    main()
