@@ -102,3 +102,20 @@ module attributes {stage.bindings = {B = 2 : i64}, stage.model = {architecture =
     return
   }
 }
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{'stage.token_feedback' belongs on a stage.send or stage.recv}}
+  %0 = stage.input "x" {stage.token_feedback} : !stage.tensor<[B], i32>
+  return
+}
+
+// -----
+
+stage.grid @grid [pp]
+func.func @f() {
+  // expected-error @+1 {{'stage.token_feedback' must be a unit attribute}}
+  %0 = stage.recv on @grid [pp] shift -1 channel 2 {stage.token_feedback = 1} : !stage.tensor<[B], i32>
+  return
+}
