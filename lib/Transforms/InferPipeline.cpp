@@ -14,6 +14,10 @@ using namespace mlir::stage;
 LogicalResult mlir::stage::buildInferPipeline(
     OpPassManager &pm, const InferPipelineOptions &o,
     function_ref<LogicalResult(const Twine &)> errorHandler) {
+  if (o.chunkedPrefill > 0 && (o.dp > 1 || o.ep > 1))
+    return errorHandler("stage-infer: chunked-prefill batches one replica's "
+                        "requests, and dp or ep would split them: model one "
+                        "replica (replicas are independent)");
   if (o.pp != 1 || !o.layersPerStage.empty()) {
     StagePipelineOptions p;
     p.onlyIfSplit = true;
@@ -29,6 +33,7 @@ LogicalResult mlir::stage::buildInferPipeline(
   s.microBatches = o.microBatches;
   s.decodeTokens = o.decodeTokens;
   s.phase = o.phase;
+  s.chunkedPrefill = o.chunkedPrefill;
   s.tp = o.tp;
   s.cp = o.cp;
   pm.addPass(createStageServe(s));

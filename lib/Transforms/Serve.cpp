@@ -45,6 +45,8 @@ struct ServeOptions {
   bool prefill = true, decode = false;
   /// The program is one stage of a pipeline (pp > 1).
   bool pipelined = false;
+  /// Continuous batching: prompt tokens per mixed iteration (0: none).
+  int64_t chunk = 0;
 };
 
 /// One attention of the forward graph and the caches its keys and values go
@@ -268,31 +270,35 @@ static void writeCaches(const ForwardProgram &f, IRMapping &map,
   }
 }
 
+/// The positions the LM head samples from: `size` of them from `offset`
+/// along the dimension of extent `extent`.
+struct SampledPositions {
+  Expr extent, offset, size;
+};
+
 /// Greedy sampling after the (cloned) LM head: a top-1 over the vocabulary,
-/// the token ids `[B, 1]`. In the prefill, the head first takes each
-/// request's last position.
-static FailureOr<Value> sampleToken(EinsumOp head, Value logits, bool prefill) {
+/// the token ids. With `window`, the head first takes those positions only
+/// (a prompt's last, a mixed batch's decode tokens).
+static FailureOr<Value> sampleToken(EinsumOp head, Value logits,
+                                    std::optional<SampledPositions> window) {
   OpBuilder b(head);
   GraphBuilder g(b, head.getLoc());
-  if (prefill) {
+  if (window) {
     int activation = getSourceParam(head.getInputs()[0]) ? 1 : 0;
     Value x = head.getInputs()[activation];
-    FailureOr<int64_t> seq = sequenceDim(x, head);
-    if (failed(seq))
-      return failure();
-    Value last = g.slice(x, *seq, Expr::symbol("S") - Expr(1), Expr(1));
-    head->setOperand(activation, last);
-    // The head and the elementwise ops after it now see one position.
-    auto one = [&](Value v) {
-      auto t = cast<SymTensorType>(v.getType());
-      SmallVector<Expr> dims = t.getDims();
-      for (Expr &d : dims)
-        if (d == Expr::symbol("S"))
-          d = Expr(1);
-      v.setType(SymTensorType::get(v.getContext(), dims, t.getElementType()));
-    };
+    auto xt = cast<SymTensorType>(x.getType());
+    auto seq = llvm::find(xt.getDims(), window->extent);
+    if (seq == xt.getDims().end())
+      return head.emitOpError("stage-serve: the LM head's input ")
+             << xt << " has no dimension " << window->extent.str();
+    int64_t dim = seq - xt.getDims().begin();
+    head->setOperand(activation, g.slice(x, dim, window->offset, window->size));
+    // The head and the elementwise ops after it see those positions only.
     for (Operation *op = logits.getDefiningOp();; op = op->getOperand(0).getDefiningOp()) {
-      one(op->getResult(0));
+      auto t = cast<SymTensorType>(op->getResult(0).getType());
+      SmallVector<Expr> dims = t.getDims();
+      dims[dim] = window->size;
+      op->getResult(0).setType(t.withDims(dims));
       if (op == head.getOperation())
         break;
     }
@@ -317,6 +323,109 @@ static void cloneInto(Block &block, ArrayRef<Operation *> ops, IRMapping &map) {
     b.clone(*op, map);
 }
 
+/// Continuous batching with chunked prefill: the decode region holds J =
+/// S/C mixed iterations. Each runs the projections and MLPs on B + C tokens
+/// at once (one token of each running request, then chunk j of an arriving
+/// prompt); attention is split by part: the B decode tokens attend to
+/// their caches of T + 1 positions, the chunk causally to the (j + 1) C
+/// positions of its prompt so far. Only the decode tokens are sampled; in
+/// a pipeline they go back to the first stage.
+static LogicalResult buildMixedIterations(ServeOp serve, ForwardProgram &f,
+                                          const ServeOptions &o, GridOp grid) {
+  MLIRContext *ctx = serve.getContext();
+  Location loc = serve.getLoc();
+  Block *block = new Block();
+  serve.getDecode().push_back(block);
+  OpBuilder db = OpBuilder::atBlockEnd(block);
+  auto loop = RepeatOp::create(db, loc, TypeRange{},
+                               ExprAttr::get(ctx, Expr::symbol("J")),
+                               UnitAttr(), StringAttr::get(ctx, "j"),
+                               ValueRange{}, ValueRange{});
+  Block *step = new Block();
+  loop.getBody().push_back(step);
+  YieldOp::create(db, loc);
+  IRMapping map;
+  cloneInto(*step, f.ops, map);
+  OpBuilder sb = OpBuilder::atBlockEnd(step);
+  auto yield = YieldOp::create(sb, loc);
+  // One flattened batch of B + C tokens (through a fresh symbol, so that
+  // the B of B + C is not replaced by the 1).
+  Expr B = Expr::symbol("B"), C = Expr::symbol("C");
+  for (Operation &op : *step) {
+    substituteSymbols(&op, {{"B", Expr(1)}, {"S", Expr::symbol("stage.tokens")}});
+    substituteSymbols(&op, {{"stage.tokens", B + C}});
+  }
+  Expr T = Expr::symbol("T"), j = Expr::symbol("j");
+  for (const CachedAttention &cached : f.attentions) {
+    auto a = cast<AttentionOp>(
+        map.lookup(const_cast<AttentionOp &>(cached.op).getOperation()));
+    OpBuilder b(a);
+    GraphBuilder g(b, a.getLoc());
+    auto part = [&](Value v, bool decode) {
+      Value p = decode ? g.slice(v, 1, Expr(0), B) : g.slice(v, 1, B, C);
+      if (!decode)
+        return p;
+      SmallVector<Expr> dims = GraphBuilder::typeOf(p).getDims();
+      std::swap(dims[0], dims[1]); // [1, B, ...] -> [B, 1, ...]
+      return g.reshape(p, dims);
+    };
+    auto write = [&](Value v, StringRef name, const Expr &offset) -> Value {
+      auto t = GraphBuilder::typeOf(v);
+      SmallVector<Expr> dims = t.getDims();
+      dims[1] = offset + dims[1];
+      return CacheWriteOp::create(b, a.getLoc(), t.withDims(dims), v, name, 1,
+                                  ExprAttr::get(ctx, offset));
+    };
+    Value q = a.getQuery(), k = a.getKey(), v = a.getValue();
+    Value decoded = g.attention(part(q, true),
+                                write(part(k, true), cached.keyCache, T),
+                                write(part(v, true), cached.valueCache, T),
+                                /*causal=*/false);
+    Value chunk = g.attention(part(q, false),
+                              write(part(k, false), cached.keyCache, j * C),
+                              write(part(v, false), cached.valueCache, j * C),
+                              /*causal=*/true);
+    SmallVector<Expr> dims = GraphBuilder::typeOf(decoded).getDims();
+    std::swap(dims[0], dims[1]);
+    Value joined = g.concat({g.reshape(decoded, dims), chunk}, 1);
+    a.replaceAllUsesWith(joined);
+    a.erase();
+  }
+  bool last = bool(f.head);
+  if (f.tokens && o.pipelined) {
+    // The running requests' tokens come back from the last stage; the
+    // chunk's are the prompt's.
+    auto tokens = cast<InputOp>(map.lookup(f.tokens.getOperation()));
+    OpBuilder rb(tokens);
+    GraphBuilder g(rb, loc);
+    Type i32 = rb.getI32Type();
+    auto r = RecvOp::create(rb, loc, g.tensor({Expr(1), B}, i32),
+                            FlatSymbolRefAttr::get(grid),
+                            rb.getStrArrayAttr({"pp"}), rb.getI64IntegerAttr(-1),
+                            rb.getI64IntegerAttr(kTokenChannel));
+    markTokenFeedback(r);
+    Value prompt = g.input("prompt_chunk", {Expr(1), C}, i32);
+    tokens.replaceAllUsesWith(g.concat({r, prompt}, 1));
+    tokens.erase();
+  }
+  if (last) {
+    FailureOr<Value> token = sampleToken(
+        cast<EinsumOp>(map.lookup(f.head.getOperation())),
+        map.lookup(f.logits), SampledPositions{B + C, Expr(0), B});
+    if (failed(token))
+      return failure();
+    if (o.pipelined) {
+      OpBuilder at(yield);
+      auto s = SendOp::create(at, loc, *token, FlatSymbolRefAttr::get(grid),
+                              at.getStrArrayAttr({"pp"}),
+                              at.getI64IntegerAttr(1),
+                              at.getI64IntegerAttr(kTokenChannel));
+      markTokenFeedback(s);
+    }
+  }
+  return success();
+}
+
 /// Rewrites one forward program (the ops of `body` before `terminator`).
 static LogicalResult serveProgram(Block &body, Operation *terminator,
                                   const ServeOptions &o, GridOp grid) {
@@ -338,6 +447,9 @@ static LogicalResult serveProgram(Block &body, Operation *terminator,
       auto rt = cast<SymTensorType>(l.keyRope.getType());
       SmallVector<Expr> dims = {lt.getDim(0), lt.getDim(1), Expr(1),
                                 lt.getDims().back() + rt.getDims().back()};
+      if (o.chunk)
+        return c.op.emitOpError("stage-serve: chunked prefill of latent "
+                                "attention is not supported yet");
       KVCacheOp::create(b, c.op.getLoc(),
                         cacheType(c.op, dims, lt.getElementType(),
                                   body.getParentOp(), o.decodeSteps > 0),
@@ -352,8 +464,12 @@ static LogicalResult serveProgram(Block &body, Operation *terminator,
                                 "length S as their dimension 1, got ")
                << kv.getType();
       auto t = cast<SymTensorType>(kv.getType());
+      SmallVector<Expr> dims = t.getDims();
+      // Continuous batching: the running requests and the arriving one.
+      if (o.chunk)
+        dims[0] = Expr::symbol("B") + Expr(1);
       KVCacheOp::create(b, c.op.getLoc(),
-                        cacheType(c.op, t.getDims(), t.getElementType(),
+                        cacheType(c.op, dims, t.getElementType(),
                                   body.getParentOp(), o.decodeSteps > 0),
                         name);
     }
@@ -364,7 +480,8 @@ static LogicalResult serveProgram(Block &body, Operation *terminator,
     perMicrobatch["B"] = Expr::symbol("B").divExact(Expr::symbol("M"));
   auto serve = ServeOp::create(
       b, loc,
-      ExprAttr::get(ctx, o.microBatches > 1 ? Expr::symbol("M") : Expr(1)));
+      ExprAttr::get(ctx, o.microBatches > 1 ? Expr::symbol("M") : Expr(1)),
+      o.chunk ? ExprAttr::get(ctx, Expr::symbol("C")) : ExprAttr());
   auto sendToken = [&](OpBuilder &at, Value token) {
     auto s = SendOp::create(at, loc, token, FlatSymbolRefAttr::get(grid),
                             at.getStrArrayAttr({"pp"}), at.getI64IntegerAttr(1),
@@ -372,7 +489,10 @@ static LogicalResult serveProgram(Block &body, Operation *terminator,
     markTokenFeedback(s);
   };
 
-  if (o.prefill) {
+  if (o.chunk) {
+    if (failed(buildMixedIterations(serve, f, o, grid)))
+      return failure();
+  } else if (o.prefill) {
     Block *block = new Block();
     serve.getPrefill().push_back(block);
     IRMapping map;
@@ -385,7 +505,9 @@ static LogicalResult serveProgram(Block &body, Operation *terminator,
     if (last) {
       FailureOr<Value> token = sampleToken(
           cast<EinsumOp>(map.lookup(f.head.getOperation())),
-          map.lookup(f.logits), true);
+          map.lookup(f.logits),
+          SampledPositions{Expr::symbol("S"), Expr::symbol("S") - Expr(1),
+                           Expr(1)});
       if (failed(token))
         return failure();
       if (o.pipelined && o.decode) {
@@ -395,7 +517,7 @@ static LogicalResult serveProgram(Block &body, Operation *terminator,
     }
   }
 
-  if (o.decode) {
+  if (o.decode && !o.chunk) {
     Block *block = new Block();
     serve.getDecode().push_back(block);
     OpBuilder db = OpBuilder::atBlockEnd(block);
@@ -450,7 +572,7 @@ static LogicalResult serveProgram(Block &body, Operation *terminator,
     if (last) {
       FailureOr<Value> token = sampleToken(
           cast<EinsumOp>(map.lookup(f.head.getOperation())),
-          map.lookup(f.logits), false);
+          map.lookup(f.logits), std::nullopt);
       if (failed(token))
         return failure();
       if (carried)
@@ -499,6 +621,9 @@ struct ServePass : mlir::stage::impl::StageServeBase<ServePass> {
                               << " needs decode-tokens > 0";
       return signalPassFailure();
     }
+    o.chunk = chunkedPrefill;
+    if (o.chunk && failed(checkChunking(module)))
+      return signalPassFailure();
     FailureOr<int64_t> context = getRequestedDegree(module, "cp", cp);
     if (failed(context))
       return signalPassFailure();
@@ -545,6 +670,37 @@ struct ServePass : mlir::stage::impl::StageServeBase<ServePass> {
     }
   }
 
+  /// Continuous batching serves one replica's running requests: the
+  /// flattened batch cannot be split over data-parallel ranks.
+  LogicalResult checkChunking(ModuleOp module) {
+    if (chunkedPrefill < 0)
+      return emitOptionError(module) << "stage-serve: chunked-prefill="
+                                     << int64_t(chunkedPrefill)
+                                     << " is negative";
+    if (!phase.empty())
+      return emitOptionError(module) << "stage-serve: chunked-prefill mixes "
+                                        "prefill and decode in every "
+                                        "iteration: drop phase="
+                                     << phase;
+    for (StringRef axis : {"dp", "ep"}) {
+      FailureOr<int64_t> d = getRequestedDegree(module, axis, 0);
+      if (failed(d))
+        return failure();
+      if (*d > 1)
+        return emitOptionError(module)
+               << "stage-serve: chunked-prefill batches one replica's "
+                  "requests, and "
+               << axis << "=" << *d
+               << " would split them: model one replica (replicas are "
+                  "independent)";
+    }
+    if (microBatches != 1)
+      return emitOptionError(module) << "stage-serve: chunked-prefill runs "
+                                        "one batch per iteration: drop "
+                                        "micro-batches";
+    return success();
+  }
+
   /// M and N join the module's bindings; M must divide the batch, and the
   /// prompt and its decoded tokens must fit the model's context.
   LogicalResult bindSymbols(ModuleOp module) {
@@ -565,6 +721,19 @@ struct ServePass : mlir::stage::impl::StageServeBase<ServePass> {
       (*b)["M"] = microBatches;
     }
     (*b)["N"] = decodeTokens;
+    if (chunkedPrefill > 0) {
+      auto s = b->find("S");
+      if (s == b->end() || s->second % chunkedPrefill != 0)
+        return emitOptionError(module)
+               << "stage-serve: chunked-prefill=" << int64_t(chunkedPrefill)
+               << " must divide the prompt length S"
+               << (s == b->end() ? std::string()
+                                 : " = " + std::to_string(s->second));
+      (*b)["C"] = chunkedPrefill;
+      (*b)["J"] = s->second / chunkedPrefill;
+      // The running requests are, on average, half-way through decoding.
+      (*b)["T"] = s->second + decodeTokens / 2;
+    }
     // More tensor-parallel ranks than KV heads: one KV head per rank.
     FailureOr<int64_t> t = getRequestedDegree(module, "tp", tp);
     if (failed(t))

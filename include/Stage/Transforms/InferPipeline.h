@@ -56,6 +56,12 @@ struct InferPipelineOptions : public PassPipelineOptions<InferPipelineOptions> {
       *this, "decode-tokens",
       llvm::cl::desc("Decode steps per request (N); 0: prefill only"),
       llvm::cl::init(0)};
+  Option<int64_t> chunkedPrefill{
+      *this, "chunked-prefill",
+      llvm::cl::desc("Continuous batching: prompt tokens prefilled per "
+                     "iteration next to the running requests' decode "
+                     "tokens (0: separate prefill and decode)"),
+      llvm::cl::init(0)};
   Option<std::string> phase{
       *this, "phase",
       llvm::cl::desc("prefill, decode or both (default: both when "

@@ -68,6 +68,12 @@ def StageServe : Pass<"stage-serve", "::mlir::ModuleOp"> {
     * in a pipeline, the last stage sends each sampled token back to the
       first (channel 2), which embeds it in the next decode step.
 
+    With `chunked-prefill=C` (continuous batching), the decode region holds
+    `J = S/C` mixed iterations instead: the B running requests' next tokens
+    (context `T = S + N/2`, the middle of their decode) and chunk `j` of an
+    arriving request's prompt, flattened into one batch of `B + C` tokens
+    for the projections and MLPs, with attention split by part.
+
     `N` and `M` join the module's bindings. When `tp` exceeds the KV heads
     (and is a multiple of them), every rank keeps one KV head, replicated
     `tp/KV` times as serving engines do: the symbol `KV` becomes `KVr`,
@@ -85,6 +91,10 @@ def StageServe : Pass<"stage-serve", "::mlir::ModuleOp"> {
            "The tensor-parallel degree the program will get (0: the "
            "module's binding, else 1): above the KV heads, each rank keeps "
            "one KV head (KVr = tp)">,
+    Option<"chunkedPrefill", "chunked-prefill", "int64_t", "0",
+           "Continuous batching: every iteration decodes one token of each "
+           "of the B running requests and prefills this many prompt tokens "
+           "of an arriving one (0: separate prefill and decode)">,
     Option<"cp", "cp", "int64_t", "0",
            "The context-parallel degree the program will get (0: the "
            "module's binding, else 1); it splits prompts, so it serves the "

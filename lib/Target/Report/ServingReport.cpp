@@ -65,7 +65,15 @@ LogicalResult mlir::stage::report::buildServingReports(
   sym::Result<int64_t> M = step.microBatches.evaluate(b);
   if (!M)
     return fn.emitError("serving micro-batches: ") << M.error();
-  int64_t N = b.count("N") ? b.at("N") : 0;
+  // Decode steps (or, under continuous batching, mixed iterations), each
+  // generating one token per running request.
+  ServeOp serve = getServe(step.classes.front().chunks.front());
+  sym::Expr stepsExpr = serve.getDecodeSteps();
+  sym::Result<int64_t> stepCount = stepsExpr.evaluate(b);
+  if (!stepCount)
+    return fn.emitError("decode steps: ") << stepCount.error();
+  int64_t N = *stepCount;
+  bool chunked = bool(serve.getChunk());
   sym::Expr ranksPerStage(1);
   for (const auto &[axis, d] : job.axes)
     if (axis != "pp" && d > 1)
@@ -103,10 +111,11 @@ LogicalResult mlir::stage::report::buildServingReports(
     m.addValue("max_batch",
                "largest batch B that fits " + device.name + " (requests)", "",
                sym::Rational(maxBatch));
+    int64_t decoded = b.count("N") ? b.at("N") : 0;
     m.addValue("max_context",
                "largest context S + N that fits " + device.name +
                    " (positions)",
-               "", sym::Rational(maxPrompt ? maxPrompt + N : 0));
+               "", sym::Rational(maxPrompt ? maxPrompt + decoded : 0));
 
     SmallVector<Operation *> chunkOps(cls.chunks.begin(), cls.chunks.end());
     SectionBuilder f(fn, b, "flops", "FLOPs per rank");
@@ -149,7 +158,9 @@ LogicalResult mlir::stage::report::buildServingReports(
       }
     }
     tm.addSeconds("prefill", "prefill (every group)", t.of(Phase::Prefill));
-    tm.addSeconds("decode", "decode (every step of every group)",
+    tm.addSeconds("decode",
+                  chunked ? "mixed iterations (decode and prompt chunks)"
+                          : "decode (every step of every group)",
                   t.of(Phase::Decode));
     prefillGroup.push_back(t.of(Phase::Prefill) / double(*M));
     decodeGroupStep.push_back(N ? t.of(Phase::Decode) / double(N * *M) : 0);
@@ -186,7 +197,7 @@ LogicalResult mlir::stage::report::buildServingReports(
   }
   jf.add("total", "total FLOPs", "FLOP", all);
   if (N > 0) {
-    sym::Expr tokens = sym::Expr::symbol("B") * sym::Expr::symbol("N");
+    sym::Expr tokens = sym::Expr::symbol("B") * stepsExpr;
     jf.add("decode_per_token", "decode FLOPs per generated token", "FLOP",
            jobCosts.of(Phase::Decode).flops().divExact(tokens));
     jf.add("decode_contraction_per_token",
@@ -208,7 +219,15 @@ LogicalResult mlir::stage::report::buildServingReports(
                 sym::Rational(int64_t(std::llround(batch * prompt / ttft / gpus))));
   }
   if (N > 0 && tpot > 0) {
-    jt.addSeconds("tpot", "time per output token", tpot);
+    jt.addSeconds("tpot", chunked ? "time per output token (one mixed "
+                                    "iteration)"
+                                  : "time per output token",
+                  tpot);
+    if (chunked)
+      jt.addSeconds("ttft_chunked",
+                    "time to first token of an arriving request (S/C "
+                    "iterations)",
+                    double(N) * tpot);
     jt.addValue("decode_tokens_per_second_per_gpu",
                 "decode tokens/s per GPU", "tokens/s",
                 sym::Rational(int64_t(std::llround(batch / tpot / gpus))));

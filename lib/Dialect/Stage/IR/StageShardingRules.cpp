@@ -183,7 +183,18 @@ FactorModel ReshapeOp::getShardingRule(const ShardingRuleOptions &) {
       m.freeze(outF[k] = m.addFactor());
   };
   unsigned i = 0, j = 0;
+  sym::Expr one(1);
   while (i < in.getRank() && j < out.getRank()) {
+    // A unit dimension only one side has pairs with nothing (a token's
+    // [1, B] becoming [B, 1] moves no split onto the 1).
+    if (in.getDim(i) == one && out.getDim(j) != one) {
+      m.freeze(inF[i++] = m.addFactor());
+      continue;
+    }
+    if (out.getDim(j) == one && in.getDim(i) != one) {
+      m.freeze(outF[j++] = m.addFactor());
+      continue;
+    }
     if (in.getDim(i) == out.getDim(j)) {
       group(i, i + 1, j, j + 1);
       ++i, ++j;

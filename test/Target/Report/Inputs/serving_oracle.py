@@ -1,7 +1,7 @@
 """Checks a serving report against closed forms written from the HF config.
 
 usage: serving_oracle.py CONFIG.json REPORT.json --batch B --seq S --tokens N
-                         [--dp D] [--tp T] [--ep E] [--pp P]
+                         [--dp D] [--tp T] [--ep E] [--pp P] [--chunk C]
 
 Per rank of each stage, the KV cache is
   GQA/MHA: 2 * L_stage * max(KV/tp, 1) * Dh * (S + N) * B_local * 2 bytes
@@ -14,6 +14,13 @@ steps (step i attends to S + i + 1 positions: S + (N + 1) / 2 on average):
   MLA (absorbed): 2 * H * (kv_lora_rank + qk_rope_head_dim) + 2 * H * kv_lora_rank.
 The FLOPs are those the ranks execute: with tp above the KV heads every rank
 projects its own copy of a head, as if there were tp of them.
+With --chunk C (continuous batching, dense GQA models), the caches hold
+B + 1 requests (the running ones and the arriving one), and the J = S/C
+mixed iterations' contraction FLOPs are, in all,
+  J (2 P (B + C) + 2 D V B) + L 4 H Dh (J B (T + 1) + C^2 J (J + 1) / 2)
+with P the weights without the LM head (every token passes every layer; only
+the B decode tokens are sampled) and T = S + N/2 the running requests'
+context: decode tokens attend to T + 1 positions, chunk j to (j + 1) C.
 Nothing here reads stage's code: only the config and the report.
 """
 import argparse
@@ -74,6 +81,7 @@ def main():
         ap.add_argument("--" + k, type=int, required=True)
     for k in ("dp", "tp", "ep", "pp"):
         ap.add_argument("--" + k, type=int, default=1)
+    ap.add_argument("--chunk", type=int, default=0)
     a = ap.parse_args()
     c = json.load(open(a.config))
     r = json.load(open(a.report))
@@ -82,7 +90,7 @@ def main():
     failures = []
 
     # KV cache per rank, stage by stage (layers from the report's ranges).
-    b_local = Fraction(B, a.dp * a.ep)
+    b_local = Fraction(B, a.dp * a.ep) + (1 if a.chunk else 0)
     layers_seen = 0
     for s in r["stages"]:
         if s["layers"]:
@@ -101,8 +109,19 @@ def main():
         failures.append(f"stages hold {layers_seen} layers, the model {L}")
 
     # Decode contraction FLOPs per generated token, over the whole job.
-    per_token = 2 * active_contraction_params(c, a.tp) + \
-        L * attention_per_position(c) * (S + Fraction(N + 1, 2))
+    if a.chunk:
+        C = a.chunk
+        J, T = S // C, S + N // 2
+        head = c["hidden_size"] * c["vocab_size"]
+        P = active_contraction_params(c, a.tp) - head
+        H = c["num_attention_heads"]
+        Dh = c.get("head_dim", c["hidden_size"] // H)
+        total = J * (2 * P * (B + C) + 2 * head * B) + \
+            L * 4 * H * Dh * (J * B * (T + 1) + C * C * J * (J + 1) // 2)
+        per_token = Fraction(total, B * J)
+    else:
+        per_token = 2 * active_contraction_params(c, a.tp) + \
+            L * attention_per_position(c) * (S + Fraction(N + 1, 2))
     got = Fraction(r["job"]["job_flops"]["decode_contraction_per_token"]["value"])
     if got != per_token:
         failures.append(f"decode contraction FLOPs per token {got}, expected {per_token}")

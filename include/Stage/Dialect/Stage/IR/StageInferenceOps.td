@@ -67,11 +67,12 @@ def Stage_ServeOp : Stage_Op<"serve", [RecursiveMemoryEffects]> {
     }
     ```
   }];
-  let arguments = (ins Stage_ExprAttr:$microbatches);
+  let arguments = (ins Stage_ExprAttr:$microbatches,
+                       OptionalAttr<Stage_ExprAttr>:$chunk);
   let regions = (region AnyRegion:$prefill, AnyRegion:$decode);
   let assemblyFormat = [{
-    `microbatches` custom<SymExpr>($microbatches) attr-dict-with-keyword
-    `prefill` $prefill `decode` $decode
+    `microbatches` custom<SymExpr>($microbatches) (`chunk` $chunk^)?
+    attr-dict-with-keyword `prefill` $prefill `decode` $decode
   }];
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
