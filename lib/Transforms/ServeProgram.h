@@ -1,0 +1,101 @@
+//===- ServeProgram.h - Building blocks of serving programs -----*- C++ -*-===//
+//
+// stage-serve reads a forward program once (ForwardProgram: the ops that
+// move into the serving regions, its attentions and their caches, its
+// prompt tokens and LM head) and builds from clones of it the prefill, the
+// decode steps (Serve.cpp) or the mixed iterations of continuous batching
+// (ContinuousBatching.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STAGE_LIB_TRANSFORMS_SERVEPROGRAM_H
+#define STAGE_LIB_TRANSFORMS_SERVEPROGRAM_H
+
+#include "LatentAttention.h"
+
+#include "mlir/IR/IRMapping.h"
+
+#include <optional>
+
+namespace mlir::stage {
+
+/// The channel of the sampled tokens a pipeline's last stage sends back to
+/// its first (0 carries activations forward, 1 their gradients).
+constexpr int64_t kTokenChannel = 2;
+
+/// The serving plan of one program.
+struct ServeOptions {
+  int64_t microBatches = 1;
+  /// N: the caches hold S + N positions.
+  int64_t decodeSteps = 0;
+  bool prefill = true, decode = false;
+  /// The program is one stage of a pipeline (pp > 1).
+  bool pipelined = false;
+  /// Continuous batching: prompt tokens per mixed iteration (0: none).
+  int64_t chunk = 0;
+};
+
+/// One attention of the forward graph and the caches its keys and values go
+/// to: one each, or for latent attention (`latent` >= 0) one cache of the
+/// latent and rotary key (`keyCache`).
+struct CachedAttention {
+  AttentionOp op;
+  std::string keyCache, valueCache;
+  int latent = -1;
+};
+
+/// What the serving program is built from: the forward graph, read once.
+struct ForwardProgram {
+  SmallVector<Operation *> ops;
+  SmallVector<CachedAttention> attentions;
+  SmallVector<LatentAttention> latents;
+  /// The prompt tokens (the first stage only).
+  InputOp tokens;
+  /// The op producing the logits (the last stage only): an einsum with the
+  /// LM head weight, perhaps followed by elementwise ops up to `logits`.
+  EinsumOp head;
+  Value logits;
+};
+
+/// The positions the LM head samples from: `size` of them from `offset`
+/// along the dimension of extent `extent`.
+struct SampledPositions {
+  sym::Expr extent, offset, size;
+};
+
+/// Reads the forward graph of `body`: which ops move into the serving
+/// regions, its attentions (a latent attention's up-projection split), its
+/// prompt tokens and its LM head. Removes the loss.
+FailureOr<ForwardProgram> readForward(Block &body, Operation *terminator);
+
+/// The cache of one attention's keys or values (entries of `entry` dims,
+/// positions at 1): S + N positions (S without decode steps), stacked over
+/// the layer stacks it runs in.
+SymTensorType cacheType(AttentionOp a, ArrayRef<sym::Expr> entry,
+                        Type elementType, Operation *program, bool decodes);
+
+/// Writes the keys and values of every attention of `f` (its clone, through
+/// `map`) into their caches at `offset`; a decode step's latent attention
+/// takes the absorbed form.
+void writeCaches(const ForwardProgram &f, IRMapping &map,
+                 const sym::Expr &offset, bool decode);
+
+/// Greedy sampling after the (cloned) LM head; with `window`, the head
+/// first takes those positions only.
+FailureOr<Value> sampleToken(EinsumOp head, Value logits,
+                             std::optional<SampledPositions> window);
+
+/// Clones `ops` to the end of `block`.
+void cloneInto(Block &block, ArrayRef<Operation *> ops, IRMapping &map);
+
+/// A sampled token's send to, or receive from, the other end of a pipeline.
+SendOp sendToken(OpBuilder &b, Location loc, Value token, GridOp grid);
+RecvOp receiveToken(OpBuilder &b, Location loc, Type type, GridOp grid);
+
+/// Continuous batching: the decode region of `serve` as J mixed iterations.
+LogicalResult buildMixedIterations(ServeOp serve, ForwardProgram &f,
+                                   const ServeOptions &o, GridOp grid);
+
+} // namespace mlir::stage
+
+#endif // STAGE_LIB_TRANSFORMS_SERVEPROGRAM_H
