@@ -6,7 +6,6 @@
 
 #include "OptionString.h"
 
-#include "mlir/Pass/PassRegistry.h"
 
 using namespace mlir;
 using namespace mlir::stage;
@@ -52,20 +51,9 @@ LogicalResult mlir::stage::buildInferPipeline(
 }
 
 void mlir::stage::registerInferPipeline() {
-  registerPassPipeline(
+  registerPlanPipeline<InferPipelineOptions>(
       "stage-infer",
       "A forward graph to the SPMD program of serving a batch of requests: "
       "stage-pipeline (pp > 1), stage-serve, stage-shard, stage-partition",
-      [](OpPassManager &pm, StringRef text,
-         function_ref<LogicalResult(const Twine &)> errorHandler) {
-        if (failed(checkOptionString("stage-infer", text, errorHandler)))
-          return failure();
-        InferPipelineOptions options;
-        if (failed(options.parseFromString(text)))
-          return failure();
-        return buildInferPipeline(pm, options, errorHandler);
-      },
-      [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
-        optHandler(InferPipelineOptions());
-      });
+      buildInferPipeline);
 }

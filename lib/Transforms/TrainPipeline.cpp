@@ -6,7 +6,6 @@
 
 #include "OptionString.h"
 
-#include "mlir/Pass/PassRegistry.h"
 
 using namespace mlir;
 using namespace mlir::stage;
@@ -58,21 +57,10 @@ LogicalResult mlir::stage::buildTrainPipeline(
 }
 
 void mlir::stage::registerStagePipelines() {
-  registerPassPipeline(
+  registerPlanPipeline<TrainPipelineOptions>(
       "stage-train",
       "A forward graph to the SPMD program of one training iteration: "
       "stage-pipeline (pp > 1), stage-recompute, stage-autodiff, stage-shard, "
       "stage-partition",
-      [](OpPassManager &pm, StringRef text,
-         function_ref<LogicalResult(const Twine &)> errorHandler) {
-        if (failed(checkOptionString("stage-train", text, errorHandler)))
-          return failure();
-        TrainPipelineOptions options;
-        if (failed(options.parseFromString(text)))
-          return failure();
-        return buildTrainPipeline(pm, options, errorHandler);
-      },
-      [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
-        optHandler(TrainPipelineOptions());
-      });
+      buildTrainPipeline);
 }
