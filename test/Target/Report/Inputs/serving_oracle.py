@@ -6,7 +6,8 @@ usage: serving_oracle.py CONFIG.json REPORT.json --batch B --seq S --tokens N
 Per rank of each stage, the KV cache is
   GQA/MHA: 2 * L_stage * max(KV/tp, 1) * Dh * (S + N) * B_local * 2 bytes
   MLA:     L_stage * (kv_lora_rank + qk_rope_head_dim) * (S + N) * B_local * 2
-with B_local = B / (dp * ep) (attention is data-parallel over ep), and the
+with B_local = B / (dp * ep) (attention is data-parallel over ep; a
+prefill's cache with cp holds (S + N) / cp positions per rank), and the
 decode contraction FLOPs per generated token are 2 * (the parameters a token
 uses in contractions) plus attention over the context, averaged over the N
 steps (step i attends to S + i + 1 positions: S + (N + 1) / 2 on average):
@@ -73,6 +74,54 @@ def cache_per_token_and_layer(c, tp):
     return 2 * max(KV // tp, 1) * Dh
 
 
+def check(c, r, B, S, N, dp=1, tp=1, ep=1, pp=1, chunk=0, flops=True, cp=1):
+    """The failures of report `r` (JSON) of config `c` (a list of strings)."""
+    L = c["num_hidden_layers"]
+    failures = []
+
+    # KV cache per rank, stage by stage (layers from the report's ranges).
+    b_local = Fraction(B, dp * ep) + (1 if chunk else 0)
+    layers_seen = 0
+    for s in r["stages"]:
+        if s["layers"]:
+            n = sum(int(e) - int(b) + 1 for b, e in
+                    (part.split("-") for part in s["layers"].split(", ")))
+        else:
+            n = L
+        layers_seen += n
+        positions = S + N if (N or chunk) else S
+        # Context parallelism (prefill only) splits the prompt's positions.
+        expect = n * cache_per_token_and_layer(c, tp) * Fraction(positions, cp) * b_local * 2
+        start = n * cache_per_token_and_layer(c, tp) * Fraction(S, cp) * b_local * 2
+        got = s["memory"]["kv_cache"]["value"]
+        if got != expect or s["memory"]["kv_cache_start"]["value"] != start:
+            failures.append(f"stage {s['stage']}: kv_cache {got}, expected {expect} "
+                            f"(start {s['memory']['kv_cache_start']['value']}, expected {start})")
+    if layers_seen != L:
+        failures.append(f"stages hold {layers_seen} layers, the model {L}")
+    if not flops or (not N and not chunk):
+        return failures
+
+    # Decode contraction FLOPs per generated token, over the whole job.
+    if chunk:
+        C = chunk
+        J, T = S // C, S + N // 2
+        head = c["hidden_size"] * c["vocab_size"]
+        P = active_contraction_params(c, tp) - head
+        H = c["num_attention_heads"]
+        Dh = c.get("head_dim", c["hidden_size"] // H)
+        total = J * (2 * P * (B + C) + 2 * head * B) + \
+            L * 4 * H * Dh * (J * B * (T + 1) + C * C * J * (J + 1) // 2)
+        per_token = Fraction(total, B * J)
+    else:
+        per_token = 2 * active_contraction_params(c, tp) + \
+            L * attention_per_position(c) * (S + Fraction(N + 1, 2))
+    got = Fraction(r["job"]["job_flops"]["decode_contraction_per_token"]["value"])
+    if got != per_token:
+        failures.append(f"decode contraction FLOPs per token {got}, expected {per_token}")
+    return failures
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("config")
@@ -85,51 +134,13 @@ def main():
     a = ap.parse_args()
     c = json.load(open(a.config))
     r = json.load(open(a.report))
-    B, S, N = a.batch, a.seq, a.tokens
-    L = c["num_hidden_layers"]
-    failures = []
-
-    # KV cache per rank, stage by stage (layers from the report's ranges).
-    b_local = Fraction(B, a.dp * a.ep) + (1 if a.chunk else 0)
-    layers_seen = 0
-    for s in r["stages"]:
-        if s["layers"]:
-            n = sum(int(e) - int(b) + 1 for b, e in
-                    (part.split("-") for part in s["layers"].split(", ")))
-        else:
-            n = L
-        layers_seen += n
-        expect = n * cache_per_token_and_layer(c, a.tp) * (S + N) * b_local * 2
-        got = s["memory"]["kv_cache"]["value"]
-        start = n * cache_per_token_and_layer(c, a.tp) * S * b_local * 2
-        if got != expect or s["memory"]["kv_cache_start"]["value"] != start:
-            failures.append(f"stage {s['stage']}: kv_cache {got}, expected {expect} "
-                            f"(start {s['memory']['kv_cache_start']['value']}, expected {start})")
-    if layers_seen != L:
-        failures.append(f"stages hold {layers_seen} layers, the model {L}")
-
-    # Decode contraction FLOPs per generated token, over the whole job.
-    if a.chunk:
-        C = a.chunk
-        J, T = S // C, S + N // 2
-        head = c["hidden_size"] * c["vocab_size"]
-        P = active_contraction_params(c, a.tp) - head
-        H = c["num_attention_heads"]
-        Dh = c.get("head_dim", c["hidden_size"] // H)
-        total = J * (2 * P * (B + C) + 2 * head * B) + \
-            L * 4 * H * Dh * (J * B * (T + 1) + C * C * J * (J + 1) // 2)
-        per_token = Fraction(total, B * J)
-    else:
-        per_token = 2 * active_contraction_params(c, a.tp) + \
-            L * attention_per_position(c) * (S + Fraction(N + 1, 2))
-    got = Fraction(r["job"]["job_flops"]["decode_contraction_per_token"]["value"])
-    if got != per_token:
-        failures.append(f"decode contraction FLOPs per token {got}, expected {per_token}")
+    failures = check(c, r, a.batch, a.seq, a.tokens, a.dp, a.tp, a.ep, a.pp,
+                     a.chunk)
     for f in failures:
         print("FAIL: " + f)
     if failures:
         sys.exit(1)
-    print(f"ok: kv cache and {per_token} contraction FLOPs per decoded token")
+    print("ok: kv cache and contraction FLOPs per decoded token")
 
 
 if __name__ == "__main__":

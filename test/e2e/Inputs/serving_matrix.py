@@ -1,0 +1,140 @@
+"""The serving plan matrix: every combination of serving options on the
+matrix's tiny Llama (GQA), Mixtral (experts) and DeepSeek-V3 (MLA, a dense
+first layer, a shared expert).
+
+    serving_matrix.py BIN_DIR CONFIG_DIR WORK_DIR [--jobs N]
+
+For each plan: stage-infer, the JSON report checked against the closed forms
+of test/Target/Report/Inputs/serving_oracle.py (the KV cache per rank of
+every stage; decode contraction FLOPs per generated token where no rank
+repeats another's contractions), the traces written and verified with
+stage-trace (every receive has its send, the groups agree, the set runs to
+completion). Prints one line per failure and `plans: N, failed F`.
+"""
+import argparse
+import itertools
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "Target", "Report", "Inputs"))
+import serving_oracle  # noqa: E402
+
+BATCH, SEQ, TOKENS, CHUNK = 64, 32, 6, 8
+
+
+def plans():
+    """(model, options) pairs."""
+    out = []
+    for model in ("llama-tiny", "mixtral-tiny", "deepseek-tiny"):
+        moe = model != "llama-tiny"
+        for dp, tp, pp, ep in itertools.product((1, 2), (1, 2, 4), (1, 2), (1, 2)):
+            if ep > 1 and not moe:
+                continue
+            if dp * tp * pp * ep > 16:
+                continue
+            for phase in ("prefill", "decode", "both"):
+                for m in ((1, 2) if pp > 1 else (1,)):
+                    o = dict(dp=dp, tp=tp, pp=pp, ep=ep, phase=phase, m=m, cp=1,
+                             chunk=0)
+                    out.append((model, o))
+            # Context parallelism serves prompts.
+            if pp == 1 and ep == 1:
+                out.append((model, dict(dp=dp, tp=tp, pp=1, ep=1, phase="prefill",
+                                        m=1, cp=2, chunk=0)))
+            # Continuous batching models one replica.
+            if not moe and dp == 1:
+                out.append((model, dict(dp=1, tp=tp, pp=pp, ep=1, phase="",
+                                        m=1, cp=1, chunk=CHUNK)))
+        # MLA with chunked prefill is refused; the dense models do it.
+    return out
+
+
+def options(o):
+    words = [f"dp={o['dp']}", f"tp={o['tp']}", f"pp={o['pp']}", f"ep={o['ep']}",
+             f"cp={o['cp']}"]
+    if o["chunk"]:
+        words += [f"chunked-prefill={o['chunk']}", f"decode-tokens={TOKENS}"]
+    else:
+        n = 0 if o["phase"] == "prefill" else TOKENS
+        words += [f"decode-tokens={n}", f"phase={o['phase']}",
+                  f"micro-batches={o['m']}"]
+    return " ".join(words)
+
+
+def run(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def check(bin_dir, configs, work, index, model, o):
+    name = f"{model} {options(o)}"
+    d = os.path.join(work, str(index))
+    os.makedirs(d, exist_ok=True)
+    serve = os.path.join(d, "serve.mlir")
+    rc, _, err = run([os.path.join(bin_dir, "stage-opt"),
+                      os.path.join(work, model + ".mlir"),
+                      f"--stage-infer={options(o)}", "-o", serve])
+    if rc:
+        return [f"{name}: stage-infer: {err.strip()}"]
+    report = os.path.join(d, "report.json")
+    rc, _, err = run([os.path.join(bin_dir, "stage-translate"), serve,
+                      "--stage-to-report", "--format=json", "-o", report])
+    if rc:
+        return [f"{name}: report: {err.strip()}"]
+    c = json.load(open(os.path.join(configs, model + ".json")))
+    r = json.load(open(report))
+    decoded = 0 if o["phase"] == "prefill" else TOKENS
+    # Tensor parallelism repeats the router and the latent projections on
+    # every rank of an MoE or MLA model: FLOPs are checked without it.
+    flops = o["tp"] == 1 or model == "llama-tiny"
+    failures = serving_oracle.check(c, r, BATCH, SEQ, decoded, o["dp"], o["tp"],
+                                    o["ep"], o["pp"], o["chunk"], flops,
+                                    o["cp"])
+    traces = os.path.join(d, "traces")
+    rc, _, err = run([os.path.join(bin_dir, "stage-translate"), serve,
+                      "--stage-to-chakra", f"--output-dir={traces}"])
+    if rc:
+        failures.append(f"traces: {err.strip()}")
+    else:
+        rc, out, err = run([os.path.join(bin_dir, "stage-trace"), "verify", traces])
+        if rc or "runs to completion" not in out:
+            failures.append(f"verify: {(out + err).strip()}")
+    if not failures:
+        subprocess.run(["rm", "-rf", d])
+    return [f"{name}: {f}" for f in failures]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("bin")
+    ap.add_argument("configs")
+    ap.add_argument("work")
+    ap.add_argument("--jobs", type=int, default=2)
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    for model in ("llama-tiny", "mixtral-tiny", "deepseek-tiny"):
+        rc, _, err = run([os.path.join(a.bin, "stage-translate"),
+                          "--import-hf-config", os.path.join(a.configs, model + ".json"),
+                          f"--batch={BATCH}", f"--seq={SEQ}",
+                          "-o", os.path.join(a.work, model + ".mlir")])
+        if rc:
+            print(f"import {model}: {err}")
+            sys.exit(1)
+    todo = plans()
+    with ThreadPoolExecutor(a.jobs) as pool:
+        results = list(pool.map(lambda x: check(a.bin, a.configs, a.work, x[0], *x[1]),
+                                enumerate(todo)))
+    failed = 0
+    for r in results:
+        for line in r:
+            print("FAIL " + line)
+        failed += bool(r)
+    print(f"plans: {len(todo)}, failed {failed}")
+
+
+if __name__ == "__main__":
+    main()
