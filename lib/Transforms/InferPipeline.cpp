@@ -35,6 +35,7 @@ LogicalResult mlir::stage::buildInferPipeline(
   s.chunkedPrefill = o.chunkedPrefill;
   s.tp = o.tp;
   s.cp = o.cp;
+  s.ep = o.ep;
   pm.addPass(createStageServe(s));
   StageShardOptions sh;
   sh.dp = o.dp;

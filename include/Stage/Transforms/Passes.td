@@ -95,6 +95,10 @@ def StageServe : Pass<"stage-serve", "::mlir::ModuleOp"> {
            "Continuous batching: every iteration decodes one token of each "
            "of the B running requests and prefills this many prompt tokens "
            "of an arriving one (0: separate prefill and decode)">,
+    Option<"ep", "ep", "int64_t", "0",
+           "The expert-parallel degree the program will get (0: the "
+           "module's binding, else 1): a decode step's routed tokens must "
+           "fill whole tokens per expert and rank">,
     Option<"cp", "cp", "int64_t", "0",
            "The context-parallel degree the program will get (0: the "
            "module's binding, else 1); it splits prompts, so it serves the "
