@@ -17,17 +17,18 @@ using sym::Expr;
 /// their caches of T + 1 positions, the chunk causally to the (j + 1) C
 /// positions of its prompt so far. Only the decode tokens are sampled; in
 /// a pipeline they go back to the first stage.
-LogicalResult mlir::stage::buildMixedIterations(ServeOp serve, ForwardProgram &f,
-                                          const ServeOptions &o, GridOp grid) {
+LogicalResult mlir::stage::buildMixedIterations(ServeOp serve,
+                                                ForwardProgram &f,
+                                                const ServeOptions &o,
+                                                GridOp grid) {
   MLIRContext *ctx = serve.getContext();
   Location loc = serve.getLoc();
   Block *block = new Block();
   serve.getDecode().push_back(block);
   OpBuilder db = OpBuilder::atBlockEnd(block);
-  auto loop = RepeatOp::create(db, loc, TypeRange{},
-                               ExprAttr::get(ctx, Expr::symbol("J")),
-                               UnitAttr(), StringAttr::get(ctx, "j"),
-                               ValueRange{}, ValueRange{});
+  auto loop = RepeatOp::create(
+      db, loc, TypeRange{}, ExprAttr::get(ctx, Expr::symbol("J")), UnitAttr(),
+      StringAttr::get(ctx, "j"), ValueRange{}, ValueRange{});
   Block *step = new Block();
   loop.getBody().push_back(step);
   YieldOp::create(db, loc);
@@ -39,7 +40,8 @@ LogicalResult mlir::stage::buildMixedIterations(ServeOp serve, ForwardProgram &f
   // the B of B + C is not replaced by the 1).
   Expr B = Expr::symbol("B"), C = Expr::symbol("C");
   for (Operation &op : *step) {
-    substituteSymbols(&op, {{"B", Expr(1)}, {"S", Expr::symbol("stage.tokens")}});
+    substituteSymbols(&op,
+                      {{"B", Expr(1)}, {"S", Expr::symbol("stage.tokens")}});
     substituteSymbols(&op, {{"stage.tokens", B + C}});
   }
   Expr T = Expr::symbol("T"), j = Expr::symbol("j");
@@ -64,10 +66,10 @@ LogicalResult mlir::stage::buildMixedIterations(ServeOp serve, ForwardProgram &f
                                   ExprAttr::get(ctx, offset));
     };
     Value q = a.getQuery(), k = a.getKey(), v = a.getValue();
-    Value decoded = g.attention(part(q, true),
-                                write(part(k, true), cached.keyCache, T),
-                                write(part(v, true), cached.valueCache, T),
-                                /*causal=*/false);
+    Value decoded =
+        g.attention(part(q, true), write(part(k, true), cached.keyCache, T),
+                    write(part(v, true), cached.valueCache, T),
+                    /*causal=*/false);
     Value chunk = g.attention(part(q, false),
                               write(part(k, false), cached.keyCache, j * C),
                               write(part(v, false), cached.valueCache, j * C),
@@ -92,9 +94,9 @@ LogicalResult mlir::stage::buildMixedIterations(ServeOp serve, ForwardProgram &f
     tokens.erase();
   }
   if (last) {
-    FailureOr<Value> token = sampleToken(
-        cast<EinsumOp>(map.lookup(f.head.getOperation())),
-        map.lookup(f.logits), SampledPositions{B + C, Expr(0), B});
+    FailureOr<Value> token =
+        sampleToken(cast<EinsumOp>(map.lookup(f.head.getOperation())),
+                    map.lookup(f.logits), SampledPositions{B + C, Expr(0), B});
     if (failed(token))
       return failure();
     if (o.pipelined) {
@@ -104,4 +106,3 @@ LogicalResult mlir::stage::buildMixedIterations(ServeOp serve, ForwardProgram &f
   }
   return success();
 }
-

@@ -84,9 +84,9 @@ mlir::stage::splitLatentAttentions(Block &body) {
       continue;
     unsigned sliceIndex = m->weight.getArgNumber() - m->stack.getNumCarried();
     auto whole = m->stack.getSlices()[sliceIndex].getDefiningOp<ParamOp>();
-    Value keyUp = splitOff(m->stack, whole, m->keyPart.getOffset().getValue(),
-                           cast<SymTensorType>(m->keyPart.getType()).getDim(3),
-                           "k");
+    Value keyUp =
+        splitOff(m->stack, whole, m->keyPart.getOffset().getValue(),
+                 cast<SymTensorType>(m->keyPart.getType()).getDim(3), "k");
     Value valueUp =
         splitOff(m->stack, whole, m->valuePart.getOffset().getValue(),
                  cast<SymTensorType>(m->valuePart.getType()).getDim(3), "v");

@@ -1,4 +1,4 @@
-//===- LatentAttention.h - Multi-head latent attention for serving -*- C++ -*-===//
+//===- LatentAttention.h - Latent attention for serving ---------*- C++ -*-===//
 //
 // DeepSeek's multi-head latent attention (MLA) caches, per token, the
 // compressed latent c (kv_lora_rank wide) and the shared rotary key k_pe

@@ -58,8 +58,9 @@ static LogicalResult serveProgram(Block &body, Operation *terminator,
                         c.keyCache);
       continue;
     }
-    for (auto [name, kv] : {std::pair<StringRef, Value>{c.keyCache, c.op.getKey()},
-                            {c.valueCache, c.op.getValue()}}) {
+    for (auto [name, kv] :
+         {std::pair<StringRef, Value>{c.keyCache, c.op.getKey()},
+          {c.valueCache, c.op.getValue()}}) {
       if (cast<SymTensorType>(kv.getType()).getRank() < 2 ||
           cast<SymTensorType>(kv.getType()).getDim(1) != Expr::symbol("S"))
         return c.op.emitOpError("stage-serve: keys and values need the prompt "
@@ -99,11 +100,11 @@ static LogicalResult serveProgram(Block &body, Operation *terminator,
       substituteSymbols(&op, perMicrobatch);
     writeCaches(f, map, Expr(0), false);
     if (last) {
-      FailureOr<Value> token = sampleToken(
-          cast<EinsumOp>(map.lookup(f.head.getOperation())),
-          map.lookup(f.logits),
-          SampledPositions{Expr::symbol("S"), Expr::symbol("S") - Expr(1),
-                           Expr(1)});
+      FailureOr<Value> token =
+          sampleToken(cast<EinsumOp>(map.lookup(f.head.getOperation())),
+                      map.lookup(f.logits),
+                      SampledPositions{Expr::symbol("S"),
+                                       Expr::symbol("S") - Expr(1), Expr(1)});
       if (failed(token))
         return failure();
       if (o.pipelined && o.decode) {
@@ -160,9 +161,9 @@ static LogicalResult serveProgram(Block &body, Operation *terminator,
       tokens.erase();
     }
     if (last) {
-      FailureOr<Value> token = sampleToken(
-          cast<EinsumOp>(map.lookup(f.head.getOperation())),
-          map.lookup(f.logits), std::nullopt);
+      FailureOr<Value> token =
+          sampleToken(cast<EinsumOp>(map.lookup(f.head.getOperation())),
+                      map.lookup(f.logits), std::nullopt);
       if (failed(token))
         return failure();
       if (carried)
@@ -192,13 +193,13 @@ struct ServePass : mlir::stage::impl::StageServeBase<ServePass> {
     o.microBatches = microBatches;
     o.decodeSteps = decodeTokens;
     if (decodeTokens < 0) {
-      emitOptionError(module) << "stage-serve: decode-tokens="
-                              << int64_t(decodeTokens) << " is negative";
+      emitOptionError(module)
+          << "stage-serve: decode-tokens=" << int64_t(decodeTokens)
+          << " is negative";
       return signalPassFailure();
     }
-    std::string which =
-        phase.empty() ? (decodeTokens > 0 ? "both" : "prefill")
-                      : std::string(phase);
+    std::string which = phase.empty() ? (decodeTokens > 0 ? "both" : "prefill")
+                                      : std::string(phase);
     if (which != "prefill" && which != "decode" && which != "both") {
       emitOptionError(module) << "stage-serve: unknown phase '" << phase
                               << "'; expected prefill, decode or both";
@@ -207,8 +208,8 @@ struct ServePass : mlir::stage::impl::StageServeBase<ServePass> {
     o.prefill = which != "decode";
     o.decode = which != "prefill";
     if (o.decode && decodeTokens == 0) {
-      emitOptionError(module) << "stage-serve: phase=" << which
-                              << " needs decode-tokens > 0";
+      emitOptionError(module)
+          << "stage-serve: phase=" << which << " needs decode-tokens > 0";
       return signalPassFailure();
     }
     o.chunk = chunkedPrefill;
@@ -264,9 +265,9 @@ struct ServePass : mlir::stage::impl::StageServeBase<ServePass> {
   /// flattened batch cannot be split over data-parallel ranks.
   LogicalResult checkChunking(ModuleOp module) {
     if (chunkedPrefill < 0)
-      return emitOptionError(module) << "stage-serve: chunked-prefill="
-                                     << int64_t(chunkedPrefill)
-                                     << " is negative";
+      return emitOptionError(module)
+             << "stage-serve: chunked-prefill=" << int64_t(chunkedPrefill)
+             << " is negative";
     if (!phase.empty())
       return emitOptionError(module) << "stage-serve: chunked-prefill mixes "
                                         "prefill and decode in every "
@@ -315,8 +316,9 @@ struct ServePass : mlir::stage::impl::StageServeBase<ServePass> {
     return emitOptionError(module)
            << "stage-serve: a decode step routes "
            << (chunkedPrefill ? "(B + C)" : "B/M") << " x K = " << tokens
-           << " x " << K->second << " tokens to E x ep = " << E->second
-           << " x " << *experts << " expert shards, not a whole number "
+           << " x " << K->second << " tokens to E x ep = " << E->second << " x "
+           << *experts
+           << " expert shards, not a whole number "
               "each: choose a batch that makes "
            << tokens * K->second << " a multiple of " << shards;
   }

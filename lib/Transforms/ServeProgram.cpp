@@ -12,9 +12,7 @@ using namespace mlir;
 using namespace mlir::stage;
 using sym::Expr;
 
-static bool isStepOp(Operation *op) {
-  return isa<LossOp, CrossEntropyOp>(op);
-}
+static bool isStepOp(Operation *op) { return isa<LossOp, CrossEntropyOp>(op); }
 
 /// The name of the cache a key or value goes to: its projection's weight
 /// without `_proj` ("layers.self_attn.k"), else `attention<n>.<kind>`.
@@ -44,7 +42,8 @@ static std::string cacheName(Value v, size_t index, StringRef kind,
 
 /// Reads the forward graph: which ops move into the serving regions, its
 /// attentions, its prompt tokens and its LM head. Removes the loss.
-FailureOr<ForwardProgram> mlir::stage::readForward(Block &body, Operation *terminator) {
+FailureOr<ForwardProgram> mlir::stage::readForward(Block &body,
+                                                   Operation *terminator) {
   ForwardProgram f;
   FailureOr<SmallVector<LatentAttention>> latents = splitLatentAttentions(body);
   if (failed(latents))
@@ -73,9 +72,8 @@ FailureOr<ForwardProgram> mlir::stage::readForward(Block &body, Operation *termi
     softmax |= isa<SoftmaxOp>(op);
     if (auto a = dyn_cast<AttentionOp>(op)) {
       size_t n = f.attentions.size();
-      auto l = llvm::find_if(f.latents, [&](const LatentAttention &l) {
-        return l.op == a;
-      });
+      auto l = llvm::find_if(
+          f.latents, [&](const LatentAttention &l) { return l.op == a; });
       if (l == f.latents.end()) {
         f.attentions.push_back({a, cacheName(a.getKey(), n, "k", used),
                                 cacheName(a.getValue(), n, "v", used)});
@@ -142,8 +140,8 @@ FailureOr<ForwardProgram> mlir::stage::readForward(Block &body, Operation *termi
 /// positions at 1): S + N positions (S without decode steps, which context
 /// parallelism splits), stacked over the layer stacks it runs in.
 SymTensorType mlir::stage::cacheType(AttentionOp a, ArrayRef<Expr> entry,
-                               Type elementType, Operation *program,
-                               bool decodes) {
+                                     Type elementType, Operation *program,
+                                     bool decodes) {
   SmallVector<Expr> dims(entry.begin(), entry.end());
   dims[1] = decodes ? Expr::symbol("S") + Expr::symbol("N") : Expr::symbol("S");
   SmallVector<Expr> stack;
@@ -161,7 +159,7 @@ SymTensorType mlir::stage::cacheType(AttentionOp a, ArrayRef<Expr> entry,
 /// lets attention read the cache so far; a decode step's latent attention
 /// takes the absorbed form.
 void mlir::stage::writeCaches(const ForwardProgram &f, IRMapping &map,
-                        const Expr &offset, bool decode) {
+                              const Expr &offset, bool decode) {
   for (const CachedAttention &cached : f.attentions) {
     auto a = cast<AttentionOp>(
         map.lookup(const_cast<AttentionOp &>(cached.op).getOperation()));
@@ -190,8 +188,9 @@ void mlir::stage::writeCaches(const ForwardProgram &f, IRMapping &map,
         absorbLatentAttention(a, m, view);
       continue;
     }
-    for (auto [index, name] : {std::pair<unsigned, StringRef>{1, cached.keyCache},
-                               {2, cached.valueCache}})
+    for (auto [index, name] :
+         {std::pair<unsigned, StringRef>{1, cached.keyCache},
+          {2, cached.valueCache}})
       a->setOperand(index, write(a->getOperand(index), name));
     // One new position attends to all cached ones.
     if (decode)
@@ -202,8 +201,9 @@ void mlir::stage::writeCaches(const ForwardProgram &f, IRMapping &map,
 /// Greedy sampling after the (cloned) LM head: a top-1 over the vocabulary,
 /// the token ids. With `window`, the head first takes those positions only
 /// (a prompt's last, a mixed batch's decode tokens).
-FailureOr<Value> mlir::stage::sampleToken(EinsumOp head, Value logits,
-                                    std::optional<SampledPositions> window) {
+FailureOr<Value>
+mlir::stage::sampleToken(EinsumOp head, Value logits,
+                         std::optional<SampledPositions> window) {
   OpBuilder b(head);
   GraphBuilder g(b, head.getLoc());
   if (window) {
@@ -217,7 +217,8 @@ FailureOr<Value> mlir::stage::sampleToken(EinsumOp head, Value logits,
     int64_t dim = seq - xt.getDims().begin();
     head->setOperand(activation, g.slice(x, dim, window->offset, window->size));
     // The head and the elementwise ops after it see those positions only.
-    for (Operation *op = logits.getDefiningOp();; op = op->getOperand(0).getDefiningOp()) {
+    for (Operation *op = logits.getDefiningOp();;
+         op = op->getOperand(0).getDefiningOp()) {
       auto t = cast<SymTensorType>(op->getResult(0).getType());
       SmallVector<Expr> dims = t.getDims();
       dims[dim] = window->size;
@@ -240,7 +241,8 @@ FailureOr<Value> mlir::stage::sampleToken(EinsumOp head, Value logits,
 }
 
 /// Clones the forward ops to the end of `block` (before nothing).
-void mlir::stage::cloneInto(Block &block, ArrayRef<Operation *> ops, IRMapping &map) {
+void mlir::stage::cloneInto(Block &block, ArrayRef<Operation *> ops,
+                            IRMapping &map) {
   OpBuilder b = OpBuilder::atBlockEnd(&block);
   for (Operation *op : ops)
     b.clone(*op, map);

@@ -24,21 +24,21 @@ using namespace mlir::stage::chakra;
 static SmallVector<Operation *> feedbackOps(Block &block, bool sends) {
   SmallVector<Operation *> out;
   for (Operation &op : block)
-    if (isTokenFeedback(&op) &&
-        (sends ? isa<SendOp>(op) : isa<RecvOp>(op)))
+    if (isTokenFeedback(&op) && (sends ? isa<SendOp>(op) : isa<RecvOp>(op)))
       out.push_back(&op);
   return out;
 }
 
-FailureOr<ClassTrace> mlir::stage::chakra::expandServingClass(
-    Workload &w, const sym::Bindings &b, const DeviceModel *device,
-    Operation *chunk, ServeOp serve) {
+FailureOr<ClassTrace>
+mlir::stage::chakra::expandServingClass(Workload &w, const sym::Bindings &b,
+                                        const DeviceModel *device,
+                                        Operation *chunk, ServeOp serve) {
   NodeEmitter e(w, b, device);
   auto count = [&](const sym::Expr &x, StringRef what) {
     return e.eval(serve, x, what);
   };
-  FailureOr<uint64_t> groups = count(serve.getMicrobatches().getValue(),
-                                     "serving micro-batches");
+  FailureOr<uint64_t> groups =
+      count(serve.getMicrobatches().getValue(), "serving micro-batches");
   if (failed(groups))
     return failure();
   RepeatOp loop = serve.getDecodeLoop();
@@ -53,8 +53,8 @@ FailureOr<ClassTrace> mlir::stage::chakra::expandServingClass(
   // Tags: prefill of group m is m, decode step i of group m is M (i+1) + m.
   e.microbatches = M * int64_t(steps + 1);
   for (Operation &op : chunk->getRegion(0).front())
-    if (&op != serve.getOperation() &&
-        !isa<ParamOp, KVCacheOp, InputOp>(op) && !op.hasTrait<OpTrait::IsTerminator>())
+    if (&op != serve.getOperation() && !isa<ParamOp, KVCacheOp, InputOp>(op) &&
+        !op.hasTrait<OpTrait::IsTerminator>())
       if (failed(e.emitOp(&op)))
         return failure();
 

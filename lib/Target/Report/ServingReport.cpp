@@ -22,9 +22,8 @@ bool fits(func::FuncOp fn, const sym::Bindings &b, double capacity) {
   FailureOr<std::vector<StageMemory>> m = analyzeMemory(fn, b);
   if (failed(m))
     return false;
-  return llvm::all_of(*m, [&](const StageMemory &s) {
-    return s.peak.toDouble() <= capacity;
-  });
+  return llvm::all_of(
+      *m, [&](const StageMemory &s) { return s.peak.toDouble() <= capacity; });
 }
 
 /// The largest multiple of `unit` for `symbol` (at most 2^40) whose run
@@ -46,10 +45,6 @@ int64_t largestFitting(func::FuncOp fn, const sym::Bindings &b,
     (ok(mid) ? lo : hi) = mid;
   }
   return lo * unit;
-}
-
-int64_t degreeOf(const JobReport &job, StringRef axis) {
-  return job.degree(axis);
 }
 
 } // namespace
@@ -81,11 +76,11 @@ LogicalResult mlir::stage::report::buildServingReports(
 
   // The largest batch and context that fit: requests come in multiples of
   // the groups times the ranks that split them, prompts in multiples of cp.
-  int64_t batchUnit =
-      *M * degreeOf(job, "dp") * degreeOf(job, "ep");
-  int64_t maxBatch = largestFitting(fn, b, "B", batchUnit, device.memoryCapacity);
-  int64_t maxPrompt = largestFitting(fn, b, "S", degreeOf(job, "cp"),
-                                     device.memoryCapacity);
+  int64_t batchUnit = *M * job.degree("dp") * job.degree("ep");
+  int64_t maxBatch =
+      largestFitting(fn, b, "B", batchUnit, device.memoryCapacity);
+  int64_t maxPrompt =
+      largestFitting(fn, b, "S", job.degree("cp"), device.memoryCapacity);
 
   PhaseCosts jobCosts;
   std::vector<double> prefillGroup, decodeGroupStep;
@@ -200,8 +195,7 @@ LogicalResult mlir::stage::report::buildServingReports(
     sym::Expr tokens = sym::Expr::symbol("B") * stepsExpr;
     jf.add("decode_per_token", "decode FLOPs per generated token", "FLOP",
            jobCosts.of(Phase::Decode).flops().divExact(tokens));
-    jf.add("decode_contraction_per_token",
-           "of which in contractions", "FLOP",
+    jf.add("decode_contraction_per_token", "of which in contractions", "FLOP",
            jobCosts.of(Phase::Decode).contractionFlops.divExact(tokens));
     jf.add("decode_bytes_per_token", "decode bytes moved per generated token",
            "B", jobCosts.of(Phase::Decode).bytes.divExact(tokens));
@@ -214,22 +208,24 @@ LogicalResult mlir::stage::report::buildServingReports(
   double prompt = b.count("S") ? double(b.at("S")) : 0;
   if (step.classes.size() && ttft > 0) {
     jt.addSeconds("ttft", "time to first token (the last request's)", ttft);
-    jt.addValue("prefill_tokens_per_second_per_gpu",
-                "prefill tokens/s per GPU", "tokens/s",
-                sym::Rational(int64_t(std::llround(batch * prompt / ttft / gpus))));
+    jt.addValue(
+        "prefill_tokens_per_second_per_gpu", "prefill tokens/s per GPU",
+        "tokens/s",
+        sym::Rational(int64_t(std::llround(batch * prompt / ttft / gpus))));
   }
   if (N > 0 && tpot > 0) {
-    jt.addSeconds("tpot", chunked ? "time per output token (one mixed "
-                                    "iteration)"
-                                  : "time per output token",
+    jt.addSeconds("tpot",
+                  chunked ? "time per output token (one mixed "
+                            "iteration)"
+                          : "time per output token",
                   tpot);
     if (chunked)
       jt.addSeconds("ttft_chunked",
                     "time to first token of an arriving request (S/C "
                     "iterations)",
                     double(N) * tpot);
-    jt.addValue("decode_tokens_per_second_per_gpu",
-                "decode tokens/s per GPU", "tokens/s",
+    jt.addValue("decode_tokens_per_second_per_gpu", "decode tokens/s per GPU",
+                "tokens/s",
                 sym::Rational(int64_t(std::llround(batch / tpot / gpus))));
     jt.addSeconds("total", "prefill and every decode step",
                   ttft + double(N) * tpot);

@@ -20,11 +20,10 @@ LogicalResult CacheWriteOp::verify() {
     return emitOpError("dim ") << int64_t(getDim()) << " is out of range";
   SmallVector<sym::Expr> expected = in.getDims();
   expected[getDim()] = getOffset().getValue() + in.getDim(getDim());
-  if (out.getDims() != expected ||
-      out.getElementType() != in.getElementType())
+  if (out.getDims() != expected || out.getElementType() != in.getElementType())
     return emitOpError("result must be the operand with dimension ")
-           << int64_t(getDim()) << " of size "
-           << expected[getDim()].str() << " (offset + new positions)";
+           << int64_t(getDim()) << " of size " << expected[getDim()].str()
+           << " (offset + new positions)";
   if (getCache().empty())
     return emitOpError("needs the name of its cache");
   return success();
@@ -54,8 +53,8 @@ LogicalResult ServeOp::verifyRegions() {
     Block &b = r->front();
     if (b.getNumArguments() != 0)
       return emitOpError("regions take no arguments");
-    auto yield = dyn_cast_or_null<YieldOp>(
-        b.empty() ? nullptr : b.getTerminator());
+    auto yield =
+        dyn_cast_or_null<YieldOp>(b.empty() ? nullptr : b.getTerminator());
     if (!yield || !yield.getValues().empty())
       return emitOpError("regions must end with a stage.yield of nothing");
   }
