@@ -1,4 +1,4 @@
-//===- Workload.h - Per-rank-class node lists of a training step -*- C++ -*-===//
+//===- Workload.h - Per-rank-class node lists of a program ------*- C++ -*-===//
 //
 // The trace of every rank of one pipeline stage is the same program: only
 // communicator groups and send/recv peers depend on the rank. A Workload
@@ -64,7 +64,8 @@ struct Workload {
 constexpr uint64_t kDefaultGradientBucketBytes = 25ull << 20;
 
 /// Binds the symbols and expands the partitioned, scheduled program of
-/// `module` into per-stage node lists. Gradient reductions are issued in
+/// `module` (a training step, or a serving run: ServingWorkload.h) into
+/// per-stage node lists. Gradient reductions are issued in
 /// buckets of at least `gradientBucketBytes` (0: one per gradient and
 /// layer). Errors go to the module's location.
 FailureOr<Workload>
