@@ -24,7 +24,7 @@ config.substitutions.append(("%skeleton", sys.executable + " " + os.path.join(co
 config.substitutions.append(("%collectives", sys.executable + " " + os.path.join(config.test_source_root, "Utils", "collectives.py")))
 config.substitutions.append(("%examples", os.path.join(config.stage_src_root, "examples")))
 
-llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP", "ASTRA_SIM_DIR"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.stage_tools_dir, config.llvm_tools_dir]
@@ -36,8 +36,10 @@ if shutil.which("chromium"):
     config.available_features.add("chromium")
 
 # ASTRA-sim, the traces' consumer, where the workplace provides it
-# (../shared/astra-sim next to the project) and its binaries run.
-astra_sim = os.path.realpath(os.path.join(config.stage_src_root, "..", "shared", "astra-sim"))
+# (../shared/astra-sim next to the project, or $ASTRA_SIM_DIR) and its
+# binaries run.
+astra_sim = os.environ.get("ASTRA_SIM_DIR") or os.path.realpath(
+    os.path.join(config.stage_src_root, "..", "shared", "astra-sim"))
 simulate = os.path.join(astra_sim, "simulate.sh")
 simulator = os.path.join(astra_sim, "bin", "AstraSim_Analytical_Congestion_Unaware")
 if os.path.exists(simulate) and os.path.exists(simulator):
