@@ -2,8 +2,6 @@
 
 #include "ServeProgram.h"
 
-#include "TypeRewriting.h"
-
 #include "Stage/Dialect/Stage/IR/StageBuilder.h"
 
 using namespace mlir;
@@ -21,33 +19,20 @@ LogicalResult mlir::stage::buildMixedIterations(ServeOp serve,
                                                 ForwardProgram &f,
                                                 const ServeOptions &o,
                                                 GridOp grid) {
-  MLIRContext *ctx = serve.getContext();
   Location loc = serve.getLoc();
-  Block *block = new Block();
-  serve.getDecode().push_back(block);
-  OpBuilder db = OpBuilder::atBlockEnd(block);
-  auto loop = RepeatOp::create(
-      db, loc, TypeRange{}, ExprAttr::get(ctx, Expr::symbol("J")), UnitAttr(),
-      StringAttr::get(ctx, "j"), ValueRange{}, ValueRange{});
-  Block *step = new Block();
-  loop.getBody().push_back(step);
-  YieldOp::create(db, loc);
-  IRMapping map;
-  cloneInto(*step, f.ops, map);
-  OpBuilder sb = OpBuilder::atBlockEnd(step);
-  auto yield = YieldOp::create(sb, loc);
+  RepeatOp loop =
+      createStepLoop(serve.getDecode(), loc, Expr::symbol("J"), "j");
   // One flattened batch of B + C tokens (through a fresh symbol, so that
   // the B of B + C is not replaced by the 1).
   Expr B = Expr::symbol("B"), C = Expr::symbol("C");
-  for (Operation &op : *step) {
-    substituteSymbols(&op,
-                      {{"B", Expr(1)}, {"S", Expr::symbol("stage.tokens")}});
-    substituteSymbols(&op, {{"stage.tokens", B + C}});
-  }
+  IRMapping map;
+  YieldOp yield = cloneForward(
+      loop.getBodyBlock(), f, map,
+      {{{"B", Expr(1)}, {"S", Expr::symbol("stage.tokens")}},
+       {{"stage.tokens", B + C}}});
   Expr T = Expr::symbol("T"), j = Expr::symbol("j");
-  for (const CachedAttention &cached : f.attentions) {
-    auto a = cast<AttentionOp>(
-        map.lookup(const_cast<AttentionOp &>(cached.op).getOperation()));
+  for (CachedAttention &cached : f.attentions) {
+    auto a = cast<AttentionOp>(map.lookup(cached.op.getOperation()));
     OpBuilder b(a);
     GraphBuilder g(b, a.getLoc());
     auto part = [&](Value v, bool decode) {
@@ -58,12 +43,8 @@ LogicalResult mlir::stage::buildMixedIterations(ServeOp serve,
       std::swap(dims[0], dims[1]); // [1, B, ...] -> [B, 1, ...]
       return g.reshape(p, dims);
     };
-    auto write = [&](Value v, StringRef name, const Expr &offset) -> Value {
-      auto t = GraphBuilder::typeOf(v);
-      SmallVector<Expr> dims = t.getDims();
-      dims[1] = offset + dims[1];
-      return CacheWriteOp::create(b, a.getLoc(), t.withDims(dims), v, name, 1,
-                                  ExprAttr::get(ctx, offset));
+    auto write = [&](Value v, StringRef name, const Expr &offset) {
+      return writeToCache(b, a.getLoc(), v, name, offset);
     };
     Value q = a.getQuery(), k = a.getKey(), v = a.getValue();
     Value decoded =

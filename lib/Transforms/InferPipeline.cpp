@@ -4,7 +4,7 @@
 
 #include "Stage/Transforms/Passes.h"
 
-#include "OptionString.h"
+#include "PlanPipeline.h"
 
 
 using namespace mlir;
@@ -18,14 +18,10 @@ LogicalResult mlir::stage::buildInferPipeline(
                         "requests, and dp or ep would split them: model one "
                         "replica (replicas are independent)");
   if (o.pp != 1 || !o.layersPerStage.empty()) {
-    StagePipelineOptions p;
-    p.onlyIfSplit = true;
-    p.pp = o.pp;
+    StagePipelineOptions p = pipelineOptions(o);
     // With pp = 1 this leaves the program as it is; stage-serve marks a
     // real pipeline gpipe (forward steps in order).
     p.schedule = "1f1b";
-    p.layersPerStage.assign(o.layersPerStage.begin(), o.layersPerStage.end());
-    p.order = o.order;
     pm.addPass(createStagePipeline(p));
   }
   StageServeOptions s;
@@ -37,16 +33,7 @@ LogicalResult mlir::stage::buildInferPipeline(
   s.cp = o.cp;
   s.ep = o.ep;
   pm.addPass(createStageServe(s));
-  StageShardOptions sh;
-  sh.dp = o.dp;
-  sh.tp = o.tp;
-  sh.cp = o.cp;
-  sh.ep = o.ep;
-  sh.pp = o.pp;
-  sh.sp = o.sp;
-  sh.order = o.order;
-  sh.rules = o.rules;
-  pm.addPass(createStageShard(sh));
+  pm.addPass(createStageShard(shardOptions(o)));
   pm.addPass(createStagePartition());
   return success();
 }

@@ -52,17 +52,16 @@ std::optional<Match> match(AttentionOp a) {
   return m;
 }
 
-/// A weight of its own for the columns [offset, offset + size) of the last
-/// dimension of `whole` (a stacked weight), added to `stack`'s slices;
-/// returns the layer's slice of it.
-Value splitOff(RepeatOp stack, ParamOp whole, const Expr &offset,
-               const Expr &size, StringRef suffix) {
+/// A weight of its own for `size` columns of the last dimension of `whole`
+/// (a stacked weight), added to `stack`'s slices; returns the layer's slice
+/// of it.
+Value splitOff(RepeatOp stack, ParamOp whole, const Expr &size,
+               StringRef suffix) {
   OpBuilder b(whole);
   b.setInsertionPointAfter(whole);
   auto t = cast<SymTensorType>(whole.getType());
   SmallVector<Expr> dims = t.getDims();
   dims.back() = size;
-  (void)offset;
   GraphBuilder g(b, whole.getLoc());
   Value part = g.param((whole.getName() + "." + suffix).str(), dims,
                        t.getElementType(), whole.getGroup().value_or(""));
@@ -73,8 +72,7 @@ Value splitOff(RepeatOp stack, ParamOp whole, const Expr &offset,
 
 } // namespace
 
-FailureOr<SmallVector<LatentAttention>>
-mlir::stage::splitLatentAttentions(Block &body) {
+SmallVector<LatentAttention> mlir::stage::splitLatentAttentions(Block &body) {
   SmallVector<AttentionOp> attentions;
   body.walk([&](AttentionOp a) { attentions.push_back(a); });
   SmallVector<LatentAttention> out;
@@ -85,11 +83,9 @@ mlir::stage::splitLatentAttentions(Block &body) {
     unsigned sliceIndex = m->weight.getArgNumber() - m->stack.getNumCarried();
     auto whole = m->stack.getSlices()[sliceIndex].getDefiningOp<ParamOp>();
     Value keyUp =
-        splitOff(m->stack, whole, m->keyPart.getOffset().getValue(),
-                 cast<SymTensorType>(m->keyPart.getType()).getDim(3), "k");
+        splitOff(m->stack, whole, m->keyPart.getType().getDim(3), "k");
     Value valueUp =
-        splitOff(m->stack, whole, m->valuePart.getOffset().getValue(),
-                 cast<SymTensorType>(m->valuePart.getType()).getDim(3), "v");
+        splitOff(m->stack, whole, m->valuePart.getType().getDim(3), "v");
     // Keys and values from their own up-projections: the same FLOPs.
     OpBuilder b(m->upProjection);
     GraphBuilder g(b, m->upProjection.getLoc());

@@ -33,7 +33,7 @@ struct LatentAttention {
 /// values sliced from one up-projection of the latent) and splits that
 /// up-projection's weight into its key and value parts, so that decoding
 /// can apply each on its own. Leaves other attentions alone.
-FailureOr<SmallVector<LatentAttention>> splitLatentAttentions(Block &body);
+SmallVector<LatentAttention> splitLatentAttentions(Block &body);
 
 /// The new positions' latent and rotary key as one cache entry per token,
 /// [B, n, 1, Kr + Dr], built before `at`.

@@ -13,8 +13,6 @@
 #include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
 #include "Stage/Dialect/Stage/IR/StageOps.h"
 
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/StringExtras.h"
 
 namespace mlir::stage {
@@ -41,30 +39,6 @@ FailureOr<E> parseEnumOption(Operation *root, StringRef pass, StringRef what,
   return emitOptionError(root)
          << pass << ": unknown " << what << " '" << text << "'; expected "
          << list << " or " << names.back();
-}
-
-/// Registers the plan pipeline `name` (stage-train, stage-infer): its option
-/// string is checked, parsed into `Options` and handed to `build`.
-template <typename Options>
-void registerPlanPipeline(
-    StringRef name, StringRef description,
-    LogicalResult (*build)(OpPassManager &, const Options &,
-                           function_ref<LogicalResult(const Twine &)>)) {
-  std::string pass = name.str();
-  registerPassPipeline(
-      name, description,
-      [pass, build](OpPassManager &pm, StringRef text,
-                    function_ref<LogicalResult(const Twine &)> errorHandler) {
-        if (failed(checkOptionString(pass, text, errorHandler)))
-          return failure();
-        Options options;
-        if (failed(options.parseFromString(text)))
-          return failure();
-        return build(pm, options, errorHandler);
-      },
-      [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
-        optHandler(Options());
-      });
 }
 
 } // namespace mlir::stage

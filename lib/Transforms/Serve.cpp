@@ -42,39 +42,39 @@ static LogicalResult serveProgram(Block &body, Operation *terminator,
   // The caches, next to the weights.
   OpBuilder b(terminator);
   for (CachedAttention &c : f.attentions) {
+    Operation *program = body.getParentOp();
+    bool decodes = o.decodeSteps > 0;
     if (c.latent >= 0) {
+      if (o.chunk)
+        return c.op.emitOpError("stage-serve: chunked prefill of latent "
+                                "attention is not supported yet");
       // Per token: the latent and the rotary key, one shared head.
       const LatentAttention &l = f.latents[c.latent];
       auto lt = cast<SymTensorType>(l.latent.getType());
       auto rt = cast<SymTensorType>(l.keyRope.getType());
       SmallVector<Expr> dims = {lt.getDim(0), lt.getDim(1), Expr(1),
                                 lt.getDims().back() + rt.getDims().back()};
-      if (o.chunk)
-        return c.op.emitOpError("stage-serve: chunked prefill of latent "
-                                "attention is not supported yet");
-      KVCacheOp::create(b, c.op.getLoc(),
-                        cacheType(c.op, dims, lt.getElementType(),
-                                  body.getParentOp(), o.decodeSteps > 0),
-                        c.keyCache);
+      KVCacheOp::create(
+          b, c.op.getLoc(),
+          cacheType(c.op, dims, lt.getElementType(), program, decodes),
+          c.keyCache);
       continue;
     }
     for (auto [name, kv] :
          {std::pair<StringRef, Value>{c.keyCache, c.op.getKey()},
           {c.valueCache, c.op.getValue()}}) {
-      if (cast<SymTensorType>(kv.getType()).getRank() < 2 ||
-          cast<SymTensorType>(kv.getType()).getDim(1) != Expr::symbol("S"))
+      auto t = cast<SymTensorType>(kv.getType());
+      if (t.getRank() < 2 || t.getDim(1) != Expr::symbol("S"))
         return c.op.emitOpError("stage-serve: keys and values need the prompt "
                                 "length S as their dimension 1, got ")
-               << kv.getType();
-      auto t = cast<SymTensorType>(kv.getType());
+               << t;
       SmallVector<Expr> dims = t.getDims();
       // Continuous batching: the running requests and the arriving one.
       if (o.chunk)
         dims[0] = Expr::symbol("B") + Expr(1);
-      KVCacheOp::create(b, c.op.getLoc(),
-                        cacheType(c.op, dims, t.getElementType(),
-                                  body.getParentOp(), o.decodeSteps > 0),
-                        name);
+      KVCacheOp::create(
+          b, c.op.getLoc(),
+          cacheType(c.op, dims, t.getElementType(), program, decodes), name);
     }
   }
 
@@ -93,11 +93,7 @@ static LogicalResult serveProgram(Block &body, Operation *terminator,
     Block *block = new Block();
     serve.getPrefill().push_back(block);
     IRMapping map;
-    cloneInto(*block, f.ops, map);
-    OpBuilder yb = OpBuilder::atBlockEnd(block);
-    YieldOp::create(yb, loc);
-    for (Operation &op : *block)
-      substituteSymbols(&op, perMicrobatch);
+    YieldOp yield = cloneForward(*block, f, map, {perMicrobatch});
     writeCaches(f, map, Expr(0), false);
     if (last) {
       FailureOr<Value> token =
@@ -108,44 +104,32 @@ static LogicalResult serveProgram(Block &body, Operation *terminator,
       if (failed(token))
         return failure();
       if (o.pipelined && o.decode) {
-        OpBuilder at(block->getTerminator());
+        OpBuilder at(yield);
         sendToken(at, loc, *token, grid);
       }
     }
   }
 
   if (o.decode && !o.chunk) {
-    Block *block = new Block();
-    serve.getDecode().push_back(block);
-    OpBuilder db = OpBuilder::atBlockEnd(block);
-    GraphBuilder g(db, loc);
     // One new token per request; without a pipeline it is carried from
-    // step to step.
-    Value first;
+    // step to step, starting from the prefill's.
     bool carried = f.tokens && last && !o.pipelined;
-    Expr batch = o.microBatches > 1
-                     ? Expr::symbol("B").divExact(Expr::symbol("M"))
-                     : Expr::symbol("B");
-    if (carried)
-      first = g.input("next_tokens", {batch, Expr(1)}, db.getI32Type());
-    auto loop = RepeatOp::create(
-        db, loc, carried ? TypeRange{first.getType()} : TypeRange{},
-        ExprAttr::get(ctx, Expr::symbol("N")), UnitAttr(),
-        StringAttr::get(ctx, "i"), carried ? ValueRange{first} : ValueRange{},
-        ValueRange{});
-    Block *step = new Block();
-    loop.getBody().push_back(step);
-    if (carried)
-      step->addArgument(first.getType(), loc);
-    YieldOp::create(db, loc);
-    IRMapping map;
-    cloneInto(*step, f.ops, map);
-    OpBuilder sb = OpBuilder::atBlockEnd(step);
-    auto yield = YieldOp::create(sb, loc);
+    SmallVector<std::pair<StringRef, Type>> tokenInput;
+    if (carried) {
+      Expr batch = o.microBatches > 1
+                       ? Expr::symbol("B").divExact(Expr::symbol("M"))
+                       : Expr::symbol("B");
+      tokenInput.push_back(
+          {"next_tokens", SymTensorType::get(ctx, {batch, Expr(1)},
+                                             IntegerType::get(ctx, 32))});
+    }
+    RepeatOp loop = createStepLoop(serve.getDecode(), loc, Expr::symbol("N"),
+                                   "i", tokenInput);
+    Block *step = &loop.getBodyBlock();
     sym::Substitution oneToken = perMicrobatch;
     oneToken["S"] = Expr(1);
-    for (Operation &op : *step)
-      substituteSymbols(&op, oneToken);
+    IRMapping map;
+    YieldOp yield = cloneForward(*step, f, map, {oneToken});
     // Attention over the cache: the prompt and the tokens before this one.
     writeCaches(f, map, Expr::symbol("S") + Expr::symbol("i"), true);
     if (f.tokens) {

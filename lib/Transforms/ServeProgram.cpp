@@ -2,6 +2,8 @@
 
 #include "ServeProgram.h"
 
+#include "TypeRewriting.h"
+
 #include "Stage/Analysis/ParameterAnalysis.h"
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageBuilder.h"
@@ -11,8 +13,6 @@
 using namespace mlir;
 using namespace mlir::stage;
 using sym::Expr;
-
-static bool isStepOp(Operation *op) { return isa<LossOp, CrossEntropyOp>(op); }
 
 /// The name of the cache a key or value goes to: its projection's weight
 /// without `_proj` ("layers.self_attn.k"), else `attention<n>.<kind>`.
@@ -45,10 +45,7 @@ static std::string cacheName(Value v, size_t index, StringRef kind,
 FailureOr<ForwardProgram> mlir::stage::readForward(Block &body,
                                                    Operation *terminator) {
   ForwardProgram f;
-  FailureOr<SmallVector<LatentAttention>> latents = splitLatentAttentions(body);
-  if (failed(latents))
-    return failure();
-  f.latents = std::move(*latents);
+  f.latents = splitLatentAttentions(body);
   CrossEntropyOp ce;
   bool softmax = false;
   for (Operation &op : body.without_terminator()) {
@@ -130,7 +127,7 @@ FailureOr<ForwardProgram> mlir::stage::readForward(Block &body,
     }
   }
   for (Operation *op : f.ops)
-    if (isStepOp(op))
+    if (isa<LossOp, CrossEntropyOp>(op))
       return op->emitOpError("is part of the loss: stage-serve removes the "
                              "loss with its cross-entropy only");
   return f;
@@ -158,19 +155,22 @@ SymTensorType mlir::stage::cacheType(AttentionOp a, ArrayRef<Expr> entry,
 /// clone in a region, through `map`) into their caches at `offset`, and
 /// lets attention read the cache so far; a decode step's latent attention
 /// takes the absorbed form.
-void mlir::stage::writeCaches(const ForwardProgram &f, IRMapping &map,
+Value mlir::stage::writeToCache(OpBuilder &b, Location loc, Value v,
+                                StringRef name, const Expr &offset) {
+  auto t = cast<SymTensorType>(v.getType());
+  SmallVector<Expr> dims = t.getDims();
+  dims[1] = offset + dims[1];
+  return CacheWriteOp::create(b, loc, t.withDims(dims), v, name, 1,
+                              ExprAttr::get(b.getContext(), offset));
+}
+
+void mlir::stage::writeCaches(ForwardProgram &f, IRMapping &map,
                               const Expr &offset, bool decode) {
-  for (const CachedAttention &cached : f.attentions) {
-    auto a = cast<AttentionOp>(
-        map.lookup(const_cast<AttentionOp &>(cached.op).getOperation()));
+  for (CachedAttention &cached : f.attentions) {
+    auto a = cast<AttentionOp>(map.lookup(cached.op.getOperation()));
     OpBuilder b(a);
-    MLIRContext *ctx = a.getContext();
     auto write = [&](Value v, StringRef name) {
-      auto t = cast<SymTensorType>(v.getType());
-      SmallVector<Expr> dims = t.getDims();
-      dims[1] = offset + dims[1];
-      return CacheWriteOp::create(b, a.getLoc(), t.withDims(dims), v, name, 1,
-                                  ExprAttr::get(ctx, offset));
+      return writeToCache(b, a.getLoc(), v, name, offset);
     };
     if (cached.latent >= 0) {
       const LatentAttention &l = f.latents[cached.latent];
@@ -240,12 +240,37 @@ mlir::stage::sampleToken(EinsumOp head, Value logits,
   return token;
 }
 
-/// Clones the forward ops to the end of `block` (before nothing).
-void mlir::stage::cloneInto(Block &block, ArrayRef<Operation *> ops,
-                            IRMapping &map) {
+YieldOp mlir::stage::cloneForward(Block &block, const ForwardProgram &f,
+                                  IRMapping &map,
+                                  ArrayRef<sym::Substitution> substitutions) {
   OpBuilder b = OpBuilder::atBlockEnd(&block);
-  for (Operation *op : ops)
+  for (Operation *op : f.ops)
     b.clone(*op, map);
+  for (const sym::Substitution &s : substitutions)
+    for (Operation &op : block)
+      substituteSymbols(&op, s);
+  return YieldOp::create(b, block.getParentOp()->getLoc());
+}
+
+RepeatOp mlir::stage::createStepLoop(
+    Region &region, Location loc, const Expr &count, StringRef step,
+    ArrayRef<std::pair<StringRef, Type>> carried) {
+  Block *block = new Block();
+  region.push_back(block);
+  OpBuilder b = OpBuilder::atBlockEnd(block);
+  MLIRContext *ctx = b.getContext();
+  SmallVector<Value> inits;
+  for (auto [name, type] : carried)
+    inits.push_back(InputOp::create(b, loc, type, name));
+  auto loop = RepeatOp::create(b, loc, ValueRange(inits).getTypes(),
+                               ExprAttr::get(ctx, count), UnitAttr(),
+                               StringAttr::get(ctx, step), inits, ValueRange{});
+  Block *body = new Block();
+  loop.getBody().push_back(body);
+  for (Value init : inits)
+    body->addArgument(init.getType(), loc);
+  YieldOp::create(b, loc);
+  return loop;
 }
 
 SendOp mlir::stage::sendToken(OpBuilder &b, Location loc, Value token,

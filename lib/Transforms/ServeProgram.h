@@ -74,19 +74,33 @@ FailureOr<ForwardProgram> readForward(Block &body, Operation *terminator);
 SymTensorType cacheType(AttentionOp a, ArrayRef<sym::Expr> entry,
                         Type elementType, Operation *program, bool decodes);
 
+/// `v` (new positions along dimension 1) written into the cache `name` at
+/// `offset`; the cache's positions [0, offset + n) as a view.
+Value writeToCache(OpBuilder &b, Location loc, Value v, StringRef name,
+                   const sym::Expr &offset);
+
 /// Writes the keys and values of every attention of `f` (its clone, through
 /// `map`) into their caches at `offset`; a decode step's latent attention
 /// takes the absorbed form.
-void writeCaches(const ForwardProgram &f, IRMapping &map,
-                 const sym::Expr &offset, bool decode);
+void writeCaches(ForwardProgram &f, IRMapping &map, const sym::Expr &offset,
+                 bool decode);
 
 /// Greedy sampling after the (cloned) LM head; with `window`, the head
 /// first takes those positions only.
 FailureOr<Value> sampleToken(EinsumOp head, Value logits,
                              std::optional<SampledPositions> window);
 
-/// Clones `ops` to the end of `block`.
-void cloneInto(Block &block, ArrayRef<Operation *> ops, IRMapping &map);
+/// Clones the forward ops of `f` to the end of `block`, ends it with a
+/// stage.yield, and applies `substitutions` in turn to the clones' shapes.
+YieldOp cloneForward(Block &block, const ForwardProgram &f, IRMapping &map,
+                     ArrayRef<sym::Substitution> substitutions);
+
+/// A `stage.repeat count step "step"` with its (empty) body block, in a new
+/// block of `region` that ends with a yield. The loop carries one value per
+/// `carried` input, read by a `stage.input` of that name and type before it.
+RepeatOp createStepLoop(Region &region, Location loc, const sym::Expr &count,
+                        StringRef step,
+                        ArrayRef<std::pair<StringRef, Type>> carried = {});
 
 /// A sampled token's send to, or receive from, the other end of a pipeline.
 SendOp sendToken(OpBuilder &b, Location loc, Value token, GridOp grid);

@@ -4,7 +4,7 @@
 
 #include "Stage/Transforms/Passes.h"
 
-#include "OptionString.h"
+#include "PlanPipeline.h"
 
 
 using namespace mlir;
@@ -20,13 +20,9 @@ LogicalResult mlir::stage::buildTrainPipeline(
   // pass reads; the pass also rejects pipeline options that pp=1 ignores.
   if (o.pp != 1 || o.schedule != "1f1b" || o.virtualStages != 0 ||
       !o.layersPerStage.empty()) {
-    StagePipelineOptions p;
-    p.onlyIfSplit = true;
-    p.pp = o.pp;
+    StagePipelineOptions p = pipelineOptions(o);
     p.schedule = o.schedule;
     p.virtualStages = o.virtualStages;
-    p.layersPerStage.assign(o.layersPerStage.begin(), o.layersPerStage.end());
-    p.order = o.order;
     pm.addPass(createStagePipeline(p));
   }
   StageRecomputeOptions r;
@@ -40,17 +36,9 @@ LogicalResult mlir::stage::buildTrainPipeline(
   a.optimizer = o.optimizer;
   a.precision = o.precision;
   pm.addPass(createStageAutodiff(a));
-  StageShardOptions s;
-  s.dp = o.dp;
-  s.tp = o.tp;
-  s.cp = o.cp;
-  s.ep = o.ep;
-  s.pp = o.pp;
-  s.sp = o.sp;
+  StageShardOptions s = shardOptions(o);
   s.keepGathered = o.keepGathered;
   s.zero = o.zero;
-  s.order = o.order;
-  s.rules = o.rules;
   pm.addPass(createStageShard(s));
   pm.addPass(createStagePartition());
   return success();
