@@ -228,6 +228,9 @@ static void localizeTypes(Operation *root) {
       v.setType(getLocalType(t, s));
   };
   root->walk([&](Operation *op) {
+    // A cache remembers which of its entries a rank holds.
+    if (auto cache = dyn_cast<KVCacheOp>(op))
+      cache.setSplitAttr(getSharding(cache.getResult()));
     for (Value r : op->getResults())
       localize(r, getSharding(r));
     for (Region &region : op->getRegions())

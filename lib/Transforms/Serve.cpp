@@ -57,7 +57,7 @@ static LogicalResult serveProgram(Block &body, Operation *terminator,
       KVCacheOp::create(
           b, c.op.getLoc(),
           cacheType(c.op, dims, lt.getElementType(), program, decodes),
-          c.keyCache);
+          c.keyCache, ShardingAttr());
       continue;
     }
     for (auto [name, kv] :
@@ -74,7 +74,8 @@ static LogicalResult serveProgram(Block &body, Operation *terminator,
         dims[0] = Expr::symbol("B") + Expr(1);
       KVCacheOp::create(
           b, c.op.getLoc(),
-          cacheType(c.op, dims, t.getElementType(), program, decodes), name);
+          cacheType(c.op, dims, t.getElementType(), program, decodes), name,
+          ShardingAttr());
     }
   }
 
@@ -84,7 +85,8 @@ static LogicalResult serveProgram(Block &body, Operation *terminator,
   auto serve = ServeOp::create(
       b, loc,
       ExprAttr::get(ctx, o.microBatches > 1 ? Expr::symbol("M") : Expr(1)),
-      o.chunk ? ExprAttr::get(ctx, Expr::symbol("C")) : ExprAttr());
+      o.chunk ? ExprAttr::get(ctx, Expr::symbol("C")) : ExprAttr(),
+      o.handoff);
 
   if (o.chunk) {
     if (failed(buildMixedIterations(serve, f, o, grid)))
@@ -194,6 +196,13 @@ struct ServePass : mlir::stage::impl::StageServeBase<ServePass> {
     if (o.decode && decodeTokens == 0) {
       emitOptionError(module)
           << "stage-serve: phase=" << which << " needs decode-tokens > 0";
+      return signalPassFailure();
+    }
+    o.handoff = handoff;
+    if (handoff && o.prefill == o.decode) {
+      emitOptionError(module)
+          << "stage-serve: handoff moves the KV cache from a prefill group "
+             "to a decode group: give phase=prefill or phase=decode";
       return signalPassFailure();
     }
     o.chunk = chunkedPrefill;
@@ -346,8 +355,9 @@ struct ServePass : mlir::stage::impl::StageServeBase<ServePass> {
       return failure();
     auto kv = b->find("KV");
     if (kv != b->end() && *t > kv->second && *t % kv->second == 0) {
-      (*b)["KVr"] = *t;
-      substituteSymbols(module, {{"KV", Expr::symbol("KVr")}});
+      (*b)[kReplicatedKVHeads.str()] = *t;
+      substituteSymbols(module,
+                        {{"KV", Expr::symbol(kReplicatedKVHeads.str())}});
     }
     if (failed(checkRouting(module, *b)))
       return failure();

@@ -33,6 +33,8 @@ struct ServeOptions {
   bool pipelined = false;
   /// Continuous batching: prompt tokens per mixed iteration (0: none).
   int64_t chunk = 0;
+  /// Disaggregated serving: the caches move between rank groups.
+  bool handoff = false;
 };
 
 /// One attention of the forward graph and the caches its keys and values go

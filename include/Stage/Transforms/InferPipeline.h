@@ -67,12 +67,31 @@ struct InferPipelineOptions : public PassPipelineOptions<InferPipelineOptions> {
       llvm::cl::desc("prefill, decode or both (default: both when "
                      "decode-tokens > 0)"),
       llvm::cl::init("")};
+  Option<std::string> prefill{
+      *this, "prefill",
+      llvm::cl::desc("Disaggregated serving: the prefill group's plan, as "
+                     "in prefill={tp=8} (degrees, sp, micro-batches, "
+                     "layers-per-stage, order, rules)")};
+  Option<std::string> decode{
+      *this, "decode",
+      llvm::cl::desc("Disaggregated serving: the decode group's plan, as in "
+                     "decode={dp=4 tp=2}; its ranks follow the prefill "
+                     "group's")};
+  Option<int64_t> gpus{
+      *this, "gpus",
+      llvm::cl::desc("With prefill= and decode=: the GPUs of the run, which "
+                     "the two groups must fill exactly (0: whatever they "
+                     "take)"),
+      llvm::cl::init(0)};
 };
 
-/// Adds the passes of a serving run under the plan `o` to `pm`.
+/// Adds the passes of a serving run under the plan `o` to `pm`. With
+/// `handoff`, the run is one group of a disaggregated one (stage-serve
+/// handoff).
 LogicalResult
 buildInferPipeline(OpPassManager &pm, const InferPipelineOptions &o,
-                   function_ref<LogicalResult(const Twine &)> errorHandler);
+                   function_ref<LogicalResult(const Twine &)> errorHandler,
+                   bool handoff = false);
 
 } // namespace mlir::stage
 

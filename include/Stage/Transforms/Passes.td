@@ -103,6 +103,41 @@ def StageServe : Pass<"stage-serve", "::mlir::ModuleOp"> {
            "The context-parallel degree the program will get (0: the "
            "module's binding, else 1); it splits prompts, so it serves the "
            "prefill only">,
+    Option<"handoff", "handoff", "bool", "false",
+           "Disaggregated serving (phase=prefill or decode): the prefill "
+           "hands each group's KV cache to a decode group, which receives "
+           "it before decoding (stage.serve handoff)">,
+  ];
+  let dependentDialects = ["::mlir::stage::StageDialect"];
+}
+
+def StageDisaggregate : Pass<"stage-disaggregate", "::mlir::ModuleOp"> {
+  let summary = "Serve prefill and decode on separate rank groups";
+  let description = [{
+    Disaggregated serving (DistServe, Splitwise, Mooncake): the model module
+    becomes two nested modules, `@prefill` and `@decode`, each the result of
+    `stage-infer` under its own plan, `prefill` with `phase=prefill
+    handoff` and `decode` with `phase=decode handoff`. The trace set numbers
+    the prefill group's ranks first; each group of requests' KV cache moves
+    from the prefill ranks that hold it to the decode ranks that need it
+    (docs/Inference.md). `stage-infer` builds this pass from its `prefill=`
+    and `decode=` options; the strings here are whole `stage-infer` plans.
+
+    ```mlir
+    module {
+      module @prefill attributes {stage.bindings = {..., tp = 8}} { ... }
+      module @decode attributes {stage.bindings = {..., dp = 4, tp = 2}} { ... }
+    }
+    ```
+  }];
+  let options = [
+    Option<"prefill", "prefill", "std::string", "\"\"",
+           "The prefill group's stage-infer plan">,
+    Option<"decode", "decode", "std::string", "\"\"",
+           "The decode group's stage-infer plan (with decode-tokens)">,
+    Option<"gpus", "gpus", "int64_t", "0",
+           "The GPUs of the run: the two groups' ranks must add up to it "
+           "(0: whatever they take)">,
   ];
   let dependentDialects = ["::mlir::stage::StageDialect"];
 }

@@ -2,14 +2,13 @@
 
 #include "Stage/Target/Chakra/ChakraTranslation.h"
 
-#include "Encoder.h"
 #include "ProtoJson.h"
-#include "RankLayout.h"
 #include "TraceSetWriter.h"
 #include "Workload.h"
 #include "WorkloadCheck.h"
 
 #include "Stage/Analysis/DeviceModel.h"
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
 #include "Stage/Dialect/Stage/IR/StageOps.h"
 #include "Stage/Target/TargetOptions.h"
@@ -95,12 +94,10 @@ static std::string describeGrid(const Workload &w) {
   return text;
 }
 
-static LogicalResult emitTraces(Operation *op, raw_ostream &os) {
-  reportLocationsOnly(op->getContext());
-  auto module = dyn_cast<ModuleOp>(op);
-  if (!module)
-    return op->emitError("expected a module");
-  const ChakraOptions &o = chakraOptions();
+/// The checked workload of a program module: a whole run, or one rank
+/// group of a disaggregated one.
+static FailureOr<Workload> buildCheckedWorkload(ModuleOp module,
+                                                uint64_t bucketBytes) {
   FailureOr<sym::Bindings> b = getEffectiveBindings(module);
   if (failed(b))
     return failure();
@@ -108,6 +105,60 @@ static LogicalResult emitTraces(Operation *op, raw_ostream &os) {
   FailureOr<std::optional<DeviceModel>> device = getDeviceModel(module, "");
   if (failed(device))
     return failure();
+  FailureOr<Workload> w =
+      buildWorkload(module, *b, *device ? &**device : nullptr, bucketBytes);
+  if (failed(w) || failed(checkWorkload(*w, module.getLoc())))
+    return failure();
+  return w;
+}
+
+static FailureOr<TraceSet> buildTraceSet(ModuleOp module,
+                                         uint64_t bucketBytes) {
+  if (std::optional<ServingGroups> groups = getServingGroups(module)) {
+    FailureOr<Workload> prefill =
+        buildCheckedWorkload(groups->prefill, bucketBytes);
+    if (failed(prefill))
+      return failure();
+    FailureOr<Workload> decode =
+        buildCheckedWorkload(groups->decode, bucketBytes);
+    if (failed(decode))
+      return failure();
+    return TraceSet::disaggregated(std::move(*prefill), std::move(*decode),
+                                   module.getLoc());
+  }
+  FailureOr<Workload> w = buildCheckedWorkload(module, bucketBytes);
+  if (failed(w))
+    return failure();
+  return TraceSet(std::move(*w));
+}
+
+/// The grid of each rank group, and what the KV handoff moves.
+static std::string describeSet(const TraceSet &set) {
+  SmallVector<const Workload *> groups = set.getWorkloads();
+  if (groups.size() == 1)
+    return describeGrid(*groups[0]);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  int64_t first = 0;
+  for (auto [name, w] : llvm::zip(SmallVector<StringRef>{"prefill", "decode"},
+                                  groups)) {
+    int64_t n = w->getNumRanks();
+    os << name << " ranks " << first << ".." << first + n - 1 << ": "
+       << describeGrid(*w) << "\n";
+    first += n;
+  }
+  const KVHandoff *h = set.getHandoff();
+  os << "KV handoff: " << h->getNumMessages() << " messages, "
+     << h->getTotalBytes() << " bytes";
+  return text;
+}
+
+static LogicalResult emitTraces(Operation *op, raw_ostream &os) {
+  reportLocationsOnly(op->getContext());
+  auto module = dyn_cast<ModuleOp>(op);
+  if (!module)
+    return op->emitError("expected a module");
+  const ChakraOptions &o = chakraOptions();
   uint64_t bucketBytes = 0;
   if (StringRef(o.gradBucket).trim() != "0") {
     std::optional<double> size = parseByteSize(o.gradBucket);
@@ -116,20 +167,18 @@ static LogicalResult emitTraces(Operation *op, raw_ostream &os) {
                                      << ": expected a size, as in 25MiB, or 0";
     bucketBytes = uint64_t(*size);
   }
-  FailureOr<Workload> w =
-      buildWorkload(module, *b, *device ? &**device : nullptr, bucketBytes);
-  if (failed(w) || failed(checkWorkload(*w, module.getLoc())))
+  FailureOr<TraceSet> set = buildTraceSet(module, bucketBytes);
+  if (failed(set))
     return failure();
-  RankLayout layout(*w);
+  int64_t numRanks = set->getNumRanks();
 
   if (o.rank >= 0) {
-    if (o.rank >= layout.getNumRanks())
+    if (o.rank >= numRanks)
       return emitOptionError(module)
              << "--rank=" << int64_t(o.rank) << " is not one of the "
-             << layout.getNumRanks() << " ranks";
+             << numRanks << " ranks";
     std::string bytes;
-    ClassTemplate(*w, w->classes[layout.getStage(o.rank)])
-        .encodeRank(layout, o.rank, bytes);
+    set->encodeRank(o.rank, bytes);
     std::string error;
     std::string json = stage_chakra_proto::traceToJson(bytes, error);
     if (!error.empty())
@@ -150,17 +199,17 @@ static LogicalResult emitTraces(Operation *op, raw_ostream &os) {
   if (!o.ranks.empty() &&
       failed(parseRanks(module.getLoc(), o.ranks, wo.first, wo.last)))
     return failure();
-  FailureOr<WriteStats> s = writeTraceSet(*w, wo, module.getLoc());
+  FailureOr<WriteStats> s = writeTraceSet(*set, wo, module.getLoc());
   if (failed(s))
     return failure();
   if (wo.encodeOnly)
-    os << "encoded " << s->ranks << " traces of " << layout.getNumRanks()
+    os << "encoded " << s->ranks << " traces of " << numRanks
        << " ranks: " << s->bytes << " bytes\n";
   else
-    os << "wrote " << s->ranks << " traces of " << layout.getNumRanks()
+    os << "wrote " << s->ranks << " traces of " << numRanks
        << " ranks (" << s->bytes << " bytes) and " << s->groupsFile << " to "
        << wo.dir << "\n";
-  os << describeGrid(*w) << "\n";
+  os << describeSet(*set) << "\n";
   return success();
 }
 

@@ -99,7 +99,8 @@ ClassTemplate::ClassTemplate(const Workload &w, const ClassTrace &trace) {
       framed(fixed, head);
       continue;
     }
-    patches.push_back({fixed.size(), std::move(head), n.kind, n.group, n.shift});
+    patches.push_back(
+        {fixed.size(), std::move(head), n.kind, n.group, n.shift, n.peer});
   }
 }
 
@@ -114,7 +115,8 @@ void ClassTemplate::encodeRank(const RankLayout &layout, int64_t rank,
     if (p.kind == NodeKind::Collective) {
       attrString(tail, "pg_name", std::to_string(layout.getGroupId(rank, p.group)));
     } else {
-      int64_t peer = layout.getPipelinePeer(rank, p.shift);
+      int64_t peer =
+          p.peer >= 0 ? p.peer : layout.getPipelinePeer(rank, p.shift);
       bool send = p.kind == NodeKind::Send;
       attrInt32(tail, "comm_src", int32_t(send ? rank : peer));
       attrInt32(tail, "comm_dst", int32_t(send ? peer : rank));

@@ -43,6 +43,7 @@ private:
     NodeKind kind;
     int group;
     int64_t shift;
+    int64_t peer; // -1: along pp, `shift` steps
   };
   std::string fixed;         // framed invariant nodes, with gaps at patches
   std::vector<Patch> patches;

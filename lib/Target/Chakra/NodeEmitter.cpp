@@ -44,12 +44,23 @@ uint32_t NodeEmitter::addNode(TraceNode node) {
   // A node waiting on nothing of its own step waits for the previous step.
   bool inStep =
       llvm::any_of(node.deps, [&](uint32_t d) { return d >= stepStart; });
-  if (!inStep && barrier >= 0 &&
-      !llvm::is_contained(node.deps, uint32_t(barrier)))
-    node.deps.push_back(uint32_t(barrier));
+  for (int64_t wait : {barrier, arrival})
+    if (!inStep && wait >= 0 && !llvm::is_contained(node.deps, uint32_t(wait)))
+      node.deps.push_back(uint32_t(wait));
   trace.nodes.push_back(std::move(node));
   if (!addingReduction)
     lastStepNode = int64_t(trace.nodes.size()) - 1;
+  return trace.nodes.size() - 1;
+}
+
+uint32_t NodeEmitter::addHandoff(NodeKind kind, int64_t group, Deps deps) {
+  TraceNode n;
+  n.kind = kind;
+  n.name = std::string(phase) + (kind == NodeKind::Send ? ":kv_send" : ":kv_recv");
+  n.handoff = true;
+  n.tag = group;
+  n.deps = std::move(deps);
+  trace.nodes.push_back(std::move(n));
   return trace.nodes.size() - 1;
 }
 

@@ -72,6 +72,10 @@ public:
   LogicalResult emitBlock(Block &block);
   LogicalResult emitOp(Operation *op);
 
+  /// The handoff of serving group `group`'s KV cache (a send after its
+  /// prefill, a receive before its decode), outside the step's nodes and
+  /// the communication chain.
+  uint32_t addHandoff(NodeKind kind, int64_t group, Deps deps);
   /// A compute node not of an op (gradient accumulation), of `elements`
   /// vector FLOPs and `bytes`.
   uint32_t addVectorNode(StringRef name, uint64_t elements, uint64_t bytes,
@@ -89,6 +93,9 @@ public:
   /// step's first nodes wait for (-1: none).
   uint32_t stepStart = 0;
   int64_t barrier = -1;
+  /// Another node the step's first nodes wait for: the KV cache handed to
+  /// a decode group (-1: none).
+  int64_t arrival = -1;
   /// The last node of the schedule's step (gradient reductions excluded:
   /// the next step's compute does not wait for them).
   int64_t lastStepNode = -1;

@@ -6,6 +6,8 @@
 // order the trace first uses them, and their groups get consecutive ids
 // from 1: group g of axis set k has id 1 + (groups of sets before k) + g,
 // where g enumerates the coordinates of the other axes (mixed radix).
+// In a trace set of several rank groups (disaggregated serving), a layout
+// covers the ranks from `firstRank` and the group ids after `firstGroup`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,11 +22,16 @@ namespace mlir::stage::chakra {
 
 class RankLayout {
 public:
-  explicit RankLayout(const Workload &w);
+  explicit RankLayout(const Workload &w, int64_t firstRank = 0,
+                      int64_t firstGroup = 0);
 
   int64_t getNumRanks() const { return numRanks; }
+  int64_t getFirstRank() const { return firstRank; }
+  /// The groups' ids are (firstGroup, firstGroup + getNumGroups()].
+  int64_t getNumGroups() const { return numGroups; }
+  int64_t getDegree(int axis) const { return degrees[axis]; }
   int64_t getCoordinate(int64_t rank, int axis) const {
-    return (rank / strides[axis]) % degrees[axis];
+    return ((rank - firstRank) / strides[axis]) % degrees[axis];
   }
   /// The pipeline stage (pp coordinate) of a rank: its trace's class.
   int64_t getStage(int64_t rank) const {
@@ -37,9 +44,12 @@ public:
 
   /// The groups file: `{"1": [0, 1], ...}`, ids in increasing order.
   void writeGroups(llvm::raw_ostream &os) const;
+  /// The groups' entries `"1": [0, 1]`, each on a line of its own after
+  /// a comma unless `first` (which it clears).
+  void writeGroupEntries(llvm::raw_ostream &os, bool &first) const;
 
 private:
-  int64_t numRanks = 1;
+  int64_t numRanks = 1, firstRank, firstGroup, numGroups = 0;
   SmallVector<int64_t> degrees, strides;
   int ppAxis;
   std::vector<SmallVector<int>> sets;

@@ -2,8 +2,6 @@
 
 #include "TraceSetWriter.h"
 
-#include "Encoder.h"
-#include "RankLayout.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/FileSystem.h"
@@ -99,11 +97,10 @@ std::string writeFile(const std::string &path, const std::string &data,
 
 /// One function: the staging directory, the workers, the renames and the
 /// clean-up on any failure or signal are one transaction.
-FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const Workload &w,
+FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const TraceSet &set,
                                                          const WriteOptions &o,
                                                          Location loc) {
-  RankLayout layout(w);
-  int64_t n = layout.getNumRanks();
+  int64_t n = set.getNumRanks();
   int64_t first = o.first, last = o.last < 0 ? n : o.last;
   if (first < 0 || first >= last || last > n)
     return emitError(loc) << "--ranks=" << o.first << ":" << o.last
@@ -111,10 +108,6 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const Workload &w,
   if (llvm::StringRef(o.name).count("%d") != 1)
     return emitError(loc) << "--output-name=" << o.name
                           << " must contain %d once (the rank)";
-
-  std::vector<ClassTemplate> templates;
-  for (const ClassTrace &c : w.classes)
-    templates.emplace_back(w, c);
 
   WriteStats stats;
   stats.ranks = last - first;
@@ -177,7 +170,7 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const Workload &w,
       if (r >= last)
         return;
       buf.clear();
-      templates[layout.getStage(r)].encodeRank(layout, r, buf);
+      set.encodeRank(r, buf);
       total += buf.size();
       if (o.encodeOnly)
         continue;
@@ -210,7 +203,7 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const Workload &w,
   std::string groups;
   {
     llvm::raw_string_ostream os(groups);
-    layout.writeGroups(os);
+    set.writeGroups(os);
   }
   if (std::string err = writeFile(staging + "/" + stats.groupsFile, groups,
                                   o.dir + "/" + stats.groupsFile);

@@ -3,7 +3,7 @@
 #ifndef STAGE_LIB_TARGET_CHAKRA_TRACESETWRITER_H
 #define STAGE_LIB_TARGET_CHAKRA_TRACESETWRITER_H
 
-#include "Workload.h"
+#include "TraceSet.h"
 
 #include <string>
 
@@ -31,8 +31,8 @@ std::string getGroupsFileName(llvm::StringRef traceName);
 /// file. Files appear complete or not at all: they are written under a
 /// staging directory and renamed into place at the end; an error or an
 /// interrupt removes everything this run wrote. Errors name the file.
-FailureOr<WriteStats> writeTraceSet(const Workload &w, const WriteOptions &o,
-                                    Location loc);
+FailureOr<WriteStats> writeTraceSet(const TraceSet &set,
+                                    const WriteOptions &o, Location loc);
 
 } // namespace mlir::stage::chakra
 

@@ -218,5 +218,12 @@ mlir::stage::chakra::buildWorkload(ModuleOp module, const sym::Bindings &b,
       return failure();
     w.classes.push_back(std::move(*t));
   }
+  // A stack's layers are split over the stages in order.
+  std::map<std::string, int64_t> layers;
+  for (ClassTrace &c : w.classes)
+    for (CacheShard &cache : c.caches) {
+      cache.firstLayer = layers[cache.name];
+      layers[cache.name] += cache.local[0];
+    }
   return w;
 }

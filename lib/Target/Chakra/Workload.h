@@ -35,11 +35,34 @@ struct TraceNode {
   int group = -1;        // collective: index into Workload::groupAxes
   int64_t shift = 0;     // send/recv: peer is `shift` steps along pp
   int64_t tag = 0;       // send/recv
+  /// Send/recv: the peer's rank, when it is not along pp (-1: `shift`).
+  int64_t peer = -1;
+  /// A KV handoff of serving group `tag` (disaggregated serving): stands
+  /// for the messages each rank sends or receives (KVHandoff.h).
+  bool handoff = false;
   SmallVector<uint32_t, 4> deps;
+};
+
+/// The part of a KV cache the ranks of a class hold: which layers,
+/// requests, positions and heads (dimensions as in stage.kv_cache).
+struct CacheShard {
+  std::string name;
+  /// A rank's piece, and the grid axes (indices into Workload::axes,
+  /// outermost first) that split each dimension.
+  SmallVector<int64_t> local;
+  SmallVector<SmallVector<int>> split;
+  /// The class's first layer of the stack (pipeline stages before it).
+  int64_t firstLayer = 0;
+  /// Per dimension, the distinct entries when the whole dimension holds
+  /// copies (KV heads replicated over tp); 0: every entry distinct.
+  SmallVector<int64_t> distinct;
+  int64_t elementBytes = 0;
 };
 
 struct ClassTrace {
   std::vector<TraceNode> nodes;
+  /// A serving program's KV caches (for their handoff).
+  std::vector<CacheShard> caches;
 };
 
 struct Workload {
@@ -51,6 +74,8 @@ struct Workload {
   std::vector<SmallVector<int>> groupAxes;
   /// One trace per pipeline stage (pp coordinate).
   std::vector<ClassTrace> classes;
+  /// A serving program's groups of requests (micro-batches); 0: training.
+  int64_t servingGroups = 0;
 
   int64_t getNumRanks() const {
     int64_t n = 1;

@@ -253,11 +253,13 @@ static std::string csvField(StringRef s) {
   return out + "\"";
 }
 
-void mlir::stage::report::printCsv(const Report &report, llvm::raw_ostream &os) {
-  os << "scope,section,key,label,unit,value,expr\n";
+void mlir::stage::report::printCsv(const Report &report, llvm::raw_ostream &os,
+                                   StringRef scopePrefix, bool header) {
+  if (header)
+    os << "scope,section,key,label,unit,value,expr\n";
   auto rows = [&](const std::string &scope, const Section &s) {
     for (const Quantity &q : s.rows)
-      os << csvField(scope) << "," << s.key << "," << q.key << ","
+      os << csvField(scopePrefix.str() + scope) << "," << s.key << "," << q.key << ","
          << csvField(q.label) << "," << q.unit << "," << exactValue(q.value)
          << "," << csvField(q.expr ? q.expr->str() : "") << "\n";
   };

@@ -11,10 +11,15 @@ namespace mlir::stage::report {
 
 void printMarkdown(const Report &report, llvm::raw_ostream &os);
 void printJson(const Report &report, llvm::raw_ostream &os);
-/// One row per number: scope, section, key, label, unit, value, expression.
-void printCsv(const Report &report, llvm::raw_ostream &os);
+/// One row per number: scope, section, key, label, unit, value, expression;
+/// scopes start with `scopePrefix`; the header row unless `header` is false.
+void printCsv(const Report &report, llvm::raw_ostream &os,
+              llvm::StringRef scopePrefix = "", bool header = true);
 /// A self-contained page: tables and inline SVG charts (ReportHtml.cpp).
 void printHtml(const Report &report, llvm::raw_ostream &os);
+/// One page of several reports, each under its title.
+void printHtml(llvm::ArrayRef<std::pair<std::string, const Report *>> parts,
+               llvm::raw_ostream &os);
 
 /// `8030261248` as `8.030 G`, seconds as `12.3 ms`; exact values stay in
 /// the other column.

@@ -223,7 +223,7 @@ void stageTable(llvm::raw_ostream &os, const Report &report,
 
 } // namespace
 
-void mlir::stage::report::printHtml(const Report &report, llvm::raw_ostream &os) {
+static void printHtmlHead(llvm::raw_ostream &os) {
   os << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
      << "<title>stage report</title>\n<style>\n"
      << "body{font-family:sans-serif;margin:2em;max-width:60em;color:#222}\n"
@@ -233,7 +233,11 @@ void mlir::stage::report::printHtml(const Report &report, llvm::raw_ostream &os)
      << "caption{font-weight:bold;text-align:left;padding:.3em 0}\n"
      << "svg text{font-size:12px}\n.legend{font-size:11px}\n"
      << ".step-label{fill:#fff;font-size:10px}\n.warning{color:#b00}\n"
-     << "</style>\n</head>\n<body>\n<h1>stage report</h1>\n";
+     << "</style>\n</head>\n<body>\n";
+}
+
+/// One report's warnings, tables and charts.
+static void printHtmlBody(const Report &report, llvm::raw_ostream &os) {
   for (const std::string &w : report.warnings)
     os << "<p class=\"warning\"><strong>Warning:</strong> " << escape(w) << "</p>\n";
   os << "<p>Bindings: ";
@@ -271,6 +275,24 @@ void mlir::stage::report::printHtml(const Report &report, llvm::raw_ostream &os)
     os << "<h2>@" << escape(f.name) << " (" << escape(f.scope) << ")</h2>\n";
     for (const Section &s : f.sections)
       table(os, s);
+  }
+}
+
+
+void mlir::stage::report::printHtml(const Report &report, llvm::raw_ostream &os) {
+  printHtmlHead(os);
+  os << "<h1>stage report</h1>\n";
+  printHtmlBody(report, os);
+  os << "</body>\n</html>\n";
+}
+
+void mlir::stage::report::printHtml(
+    ArrayRef<std::pair<std::string, const Report *>> parts,
+    llvm::raw_ostream &os) {
+  printHtmlHead(os);
+  for (const auto &[title, report] : parts) {
+    os << "<h1>" << escape(title) << "</h1>\n";
+    printHtmlBody(*report, os);
   }
   os << "</body>\n</html>\n";
 }

@@ -2,6 +2,7 @@
 
 #include "Stage/Target/Report/ReportTranslation.h"
 
+#include "DisaggregatedReport.h"
 #include "ReportFormat.h"
 #include "ReportModel.h"
 
@@ -12,6 +13,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/JSON.h"
 
 using namespace mlir;
 using namespace mlir::stage;
@@ -42,6 +44,91 @@ static ReportOptions &reportOptions() {
   return options;
 }
 
+static void printReport(const report::Report &r, ReportFormat format,
+                        raw_ostream &os) {
+  switch (format) {
+  case ReportFormat::Json:
+    report::printJson(r, os);
+    break;
+  case ReportFormat::Csv:
+    report::printCsv(r, os);
+    break;
+  case ReportFormat::Html:
+    report::printHtml(r, os);
+    break;
+  case ReportFormat::Markdown:
+    report::printMarkdown(r, os);
+    break;
+  }
+}
+
+/// A disaggregated run: each group's report under a title naming its
+/// ranks (JSON: `{"groups": [{"name", "first_rank", "gpus", "report"}]}`).
+static void printGroups(ArrayRef<report::GroupReport> groups,
+                        ReportFormat format, raw_ostream &os) {
+  auto title = [](const report::GroupReport &g) {
+    int64_t last = g.firstRank + g.report.job->gpus - 1;
+    return (g.name == "prefill" ? "Prefill" : "Decode") +
+           std::string(" group, ranks ") + std::to_string(g.firstRank) +
+           ".." + std::to_string(last);
+  };
+  switch (format) {
+  case ReportFormat::Json: {
+    llvm::json::OStream j(os, 2);
+    j.object([&] {
+      j.attributeArray("groups", [&] {
+        for (const report::GroupReport &g : groups)
+          j.object([&] {
+            j.attribute("name", g.name);
+            j.attribute("first_rank", g.firstRank);
+            j.attribute("gpus", g.report.job->gpus);
+            std::string text;
+            llvm::raw_string_ostream r(text);
+            report::printJson(g.report, r);
+            j.attributeBegin("report");
+            j.rawValue(StringRef(text).rtrim());
+            j.attributeEnd();
+          });
+      });
+    });
+    os << "\n";
+    break;
+  }
+  case ReportFormat::Csv:
+    for (auto [i, g] : llvm::enumerate(groups))
+      report::printCsv(g.report, os, g.name + " ", i == 0);
+    break;
+  case ReportFormat::Html: {
+    SmallVector<std::pair<std::string, const report::Report *>> parts;
+    for (const report::GroupReport &g : groups)
+      parts.push_back({title(g), &g.report});
+    report::printHtml(parts, os);
+    break;
+  }
+  case ReportFormat::Markdown:
+    for (const report::GroupReport &g : groups) {
+      os << "# " << title(g) << "\n\n";
+      report::printMarkdown(g.report, os);
+      os << "\n";
+    }
+    break;
+  }
+}
+
+/// The first stage whose memory peak exceeds `limit`, as an error.
+static LogicalResult checkPeaks(ModuleOp module, const report::Report &r,
+                                double limit, StringRef limitText,
+                                StringRef group) {
+  for (const report::StageReport &s : r.stages)
+    if (const report::Quantity *peak = s.find("memory")->find("peak");
+        peak->value.toDouble() > limit)
+      return module.emitError()
+             << group << "stage " << s.stage << " peaks at "
+             << report::humanReadable(peak->value, "B")
+             << ", over --fail-if-over=" << limitText;
+  return success();
+}
+
 void mlir::stage::registerToReportTranslation() {
   (void)reportOptions();
   registerBindingOption();
@@ -54,9 +141,6 @@ void mlir::stage::registerToReportTranslation() {
         auto module = dyn_cast<ModuleOp>(op);
         if (!module)
           return op->emitError("expected a module");
-        FailureOr<sym::Bindings> b = getEffectiveBindings(module);
-        if (failed(b))
-          return failure();
         const ReportOptions &o = reportOptions();
         std::optional<double> limit;
         if (!o.failIfOver.empty() &&
@@ -66,32 +150,29 @@ void mlir::stage::registerToReportTranslation() {
         FailureOr<std::optional<DeviceModel>> device = getDeviceModel(module, "");
         if (failed(device))
           return failure();
-        FailureOr<report::Report> r =
-            report::buildReport(module, *b, report::ReportRequest{*device});
+        report::ReportRequest request{*device};
+        if (std::optional<ServingGroups> groups = getServingGroups(module)) {
+          FailureOr<std::vector<report::GroupReport>> r =
+              report::buildGroupReports(*groups, request);
+          if (failed(r))
+            return failure();
+          printGroups(*r, o.format, os);
+          if (limit)
+            for (const report::GroupReport &g : *r)
+              if (failed(checkPeaks(module, g.report, *limit, o.failIfOver,
+                                    g.name + " group ")))
+                return failure();
+          return success();
+        }
+        FailureOr<sym::Bindings> b = getEffectiveBindings(module);
+        if (failed(b))
+          return failure();
+        FailureOr<report::Report> r = report::buildReport(module, *b, request);
         if (failed(r))
           return failure();
-        switch (o.format) {
-        case ReportFormat::Json:
-          report::printJson(*r, os);
-          break;
-        case ReportFormat::Csv:
-          report::printCsv(*r, os);
-          break;
-        case ReportFormat::Html:
-          report::printHtml(*r, os);
-          break;
-        case ReportFormat::Markdown:
-          report::printMarkdown(*r, os);
-          break;
-        }
+        printReport(*r, o.format, os);
         if (limit)
-          for (const report::StageReport &s : r->stages)
-            if (const report::Quantity *peak = s.find("memory")->find("peak");
-                peak->value.toDouble() > *limit)
-              return module.emitError("stage ")
-                     << s.stage << " peaks at "
-                     << report::humanReadable(peak->value, "B")
-                     << ", over --fail-if-over=" << o.failIfOver;
+          return checkPeaks(module, *r, *limit, o.failIfOver, "");
         return success();
       },
       [](DialectRegistry &registry) {

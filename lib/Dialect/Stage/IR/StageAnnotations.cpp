@@ -95,6 +95,19 @@ GridOp mlir::stage::getGrid(ModuleOp module) {
   return {};
 }
 
+std::optional<ServingGroups> mlir::stage::getServingGroups(ModuleOp module) {
+  ServingGroups g;
+  for (auto m : module.getOps<ModuleOp>()) {
+    if (m.getSymName() == "prefill")
+      g.prefill = m;
+    else if (m.getSymName() == "decode")
+      g.decode = m;
+  }
+  if (!g.prefill || !g.decode)
+    return std::nullopt;
+  return g;
+}
+
 //===----------------------------------------------------------------------===//
 // Shardings
 //===----------------------------------------------------------------------===//

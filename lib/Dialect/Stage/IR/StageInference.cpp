@@ -11,6 +11,14 @@ LogicalResult KVCacheOp::verify() {
   if (getResult().getType().getRank() < 2)
     return emitOpError("must have a layer and a position dimension, got ")
            << getResult().getType();
+  if (ShardingAttr split = getSplitAttr()) {
+    if (split.getRank() != getResult().getType().getRank())
+      return emitOpError("split has ")
+             << split.getRank() << " dimensions, the cache "
+             << getResult().getType().getRank();
+    if (!split.getPartialAxes().empty())
+      return emitOpError("split cannot be a partial sum");
+  }
   return success();
 }
 
@@ -60,6 +68,9 @@ LogicalResult ServeOp::verifyRegions() {
   }
   if (getPrefill().empty() && getDecode().empty())
     return emitOpError("has neither a prefill nor a decode region");
+  if (getHandoff() && !getPrefill().empty() && !getDecode().empty())
+    return emitOpError("with handoff runs the prefill or the decode of a "
+                       "disaggregated run, not both");
   if (!getDecode().empty()) {
     unsigned loops = 0;
     for (Operation &op : getDecode().front())

@@ -53,6 +53,19 @@ StringRef getShardingRulesAttrName();
 /// The module's grid, the one the plan passes create.
 GridOp getGrid(ModuleOp module);
 
+/// The symbol of a serving program's cached KV heads when tp exceeds the
+/// model's KV heads (stage-serve): `KVr = tp` heads, head h a copy of KV
+/// head floor(h KV / KVr).
+inline constexpr llvm::StringLiteral kReplicatedKVHeads = "KVr";
+
+/// The rank groups of disaggregated serving (stage-disaggregate): the
+/// nested modules `@prefill` and `@decode`, whose ranks come in that order.
+struct ServingGroups {
+  ModuleOp prefill, decode;
+};
+/// The groups of `module`, if it holds them.
+std::optional<ServingGroups> getServingGroups(ModuleOp module);
+
 //===----------------------------------------------------------------------===//
 // Shardings
 //===----------------------------------------------------------------------===//

@@ -12,13 +12,22 @@ def Stage_KVCacheOp : Stage_Op<"kv_cache", [Pure]> {
     entry per layer, request, cached position and cached head. Written by
     `stage.cache_write`, which names it.
 
+    After partitioning, `split` keeps the grid axes that split each
+    dimension (the type is then a rank's piece): which requests, positions
+    and heads a rank holds, which a KV cache handed from a prefill group to
+    a decode group needs to know.
+
     ```mlir
     %kc = stage.kv_cache "layers.self_attn.k" : !stage.tensor<[L, B, S + N, KV, Dh], bf16>
+    %kl = stage.kv_cache "layers.self_attn.k" split <[[], [dp], [], [tp], []]>
+        : !stage.tensor<[L, B/dp, S + N, KV/tp, Dh], bf16>
     ```
   }];
-  let arguments = (ins StrAttr:$name);
+  let arguments = (ins StrAttr:$name, OptionalAttr<Stage_ShardingAttr>:$split);
   let results = (outs Stage_Tensor:$result);
-  let assemblyFormat = "$name attr-dict `:` qualified(type($result))";
+  let assemblyFormat = [{
+    $name (`split` $split^)? attr-dict `:` qualified(type($result))
+  }];
   let hasVerifier = 1;
 }
 
@@ -57,6 +66,11 @@ def Stage_ServeOp : Stage_Op<"serve", [RecursiveMemoryEffects]> {
     different groups at once). Either region may be empty (a prefill-only
     or decode-only trace).
 
+    With `handoff` (disaggregated serving: prefill and decode on separate
+    rank groups), a prefill-only serve sends each group's KV cache to the
+    decode group when its prefill ends, and a decode-only serve receives it
+    before the group's first decode step.
+
     ```mlir
     stage.serve microbatches M prefill {
       ...
@@ -68,10 +82,12 @@ def Stage_ServeOp : Stage_Op<"serve", [RecursiveMemoryEffects]> {
     ```
   }];
   let arguments = (ins Stage_ExprAttr:$microbatches,
-                       OptionalAttr<Stage_ExprAttr>:$chunk);
+                       OptionalAttr<Stage_ExprAttr>:$chunk,
+                       UnitAttr:$handoff);
   let regions = (region AnyRegion:$prefill, AnyRegion:$decode);
   let assemblyFormat = [{
     `microbatches` custom<SymExpr>($microbatches) (`chunk` $chunk^)?
+    (`handoff` $handoff^)?
     attr-dict-with-keyword `prefill` $prefill `decode` $decode
   }];
   let hasRegionVerifier = 1;

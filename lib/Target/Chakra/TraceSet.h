@@ -1,0 +1,59 @@
+//===- TraceSet.h - The files of a run, rank by rank ------------*- C++ -*-===//
+//
+// A run's trace set: the ranks of one workload, or those of a
+// disaggregated serving run's prefill group followed by its decode group,
+// with the KV handoff between them. Ranks whose trace is a class template
+// are encoded from it; a rank with handoff messages gets its class's nodes
+// with the messages in place of each handoff node.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STAGE_LIB_TARGET_CHAKRA_TRACESET_H
+#define STAGE_LIB_TARGET_CHAKRA_TRACESET_H
+
+#include "Encoder.h"
+#include "KVHandoff.h"
+
+#include <memory>
+#include <optional>
+
+namespace mlir::stage::chakra {
+
+class TraceSet {
+public:
+  /// Every rank of `w`.
+  explicit TraceSet(Workload w);
+  /// A disaggregated run: the prefill group's ranks, then the decode
+  /// group's, their groups numbered in the same order.
+  static FailureOr<TraceSet> disaggregated(Workload prefill, Workload decode,
+                                           Location loc);
+
+  int64_t getNumRanks() const;
+  /// Appends rank `rank`'s whole file to `out`.
+  void encodeRank(int64_t rank, std::string &out) const;
+  /// The communicator groups file of every rank group.
+  void writeGroups(llvm::raw_ostream &os) const;
+  /// The rank groups' workloads, in rank order.
+  SmallVector<const Workload *> getWorkloads() const;
+  const KVHandoff *getHandoff() const {
+    return handoff ? &*handoff : nullptr;
+  }
+
+private:
+  struct Part {
+    Part(Workload w, int64_t firstRank, int64_t firstGroup);
+    Workload w;
+    RankLayout layout;
+    /// Per class; none for a class with handoff nodes.
+    std::vector<std::optional<ClassTemplate>> templates;
+  };
+  TraceSet() = default;
+  void addPart(Workload w);
+
+  std::vector<std::unique_ptr<Part>> parts;
+  std::optional<KVHandoff> handoff;
+};
+
+} // namespace mlir::stage::chakra
+
+#endif // STAGE_LIB_TARGET_CHAKRA_TRACESET_H
