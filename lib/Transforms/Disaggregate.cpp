@@ -127,6 +127,13 @@ struct DisaggregatePass
     auto errorHandler = [&](const Twine &msg) {
       return emitOptionError(getOperation()) << msg;
     };
+    // An error in a group's plan says which group it is.
+    ScopedDiagnosticHandler naming(&getContext(), [&](Diagnostic &d) {
+      if (d.getSeverity() == DiagnosticSeverity::Error)
+        d.attachNote(group.getLoc())
+            << "in the " << phase << " group's plan '" << plan << "'";
+      return failure();
+    });
     if (failed(buildInferPipeline(pm, o, errorHandler, /*handoff=*/true)))
       return failure();
     return runPipeline(pm, group);

@@ -113,3 +113,35 @@ func.func @f(%t: !stage.tensor<[B], i32>) {
   }
   return
 }
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{split has 2 dimensions, the cache 5}}
+  %c = stage.kv_cache "k" split <[[], [dp]]> : !stage.tensor<[L, B/dp, S, KV, Dh], bf16>
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{split cannot be a partial sum}}
+  %c = stage.kv_cache "k" split <[[], [dp], [], [], []], partial = [tp]> : !stage.tensor<[L, B/dp, S, KV, Dh], bf16>
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{with handoff runs the prefill or the decode of a disaggregated run, not both}}
+  stage.serve microbatches 1 handoff prefill {
+    stage.yield
+  } decode {
+    %t = stage.input "t" : !stage.tensor<[B], i32>
+    stage.repeat N step "i" {
+      stage.yield
+    }
+    stage.yield
+  }
+  return
+}

@@ -42,3 +42,16 @@ func.func @prefill_only() {
   }
   return
 }
+
+// A partitioned cache keeps its split; a disaggregated prefill hands over.
+// CHECK-LABEL: func.func @handoff
+// CHECK: stage.kv_cache "k" split <{{\[\[\], \[dp\], \[\], \[tp\], \[\]\]}}> : !stage.tensor<[L, B/dp, S, KV/tp, Dh], bf16>
+// CHECK: stage.serve microbatches 1 handoff prefill {
+func.func @handoff() {
+  %c = stage.kv_cache "k" split <[[], [dp], [], [tp], []]> : !stage.tensor<[L, B/dp, S, KV/tp, Dh], bf16>
+  stage.serve microbatches 1 handoff prefill {
+    stage.yield
+  } decode {
+  }
+  return
+}

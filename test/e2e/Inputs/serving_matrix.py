@@ -9,7 +9,10 @@ of test/Target/Report/Inputs/serving_oracle.py (the KV cache per rank of
 every stage; decode contraction FLOPs per generated token where no rank
 repeats another's contractions), the traces written and verified with
 stage-trace (every receive has its send, the groups agree, the set runs to
-completion). Prints one line per failure and `plans: N, failed F`.
+completion). Disaggregated plans (a prefill group and a decode group with
+their own plans) check the KV handoff instead: the bytes the traces move
+and the report's `kv_handoff` against the decode ranks' caches over the
+prompt. Prints one line per failure and `plans: N, failed F`.
 """
 import argparse
 import itertools
@@ -50,10 +53,23 @@ def plans():
                 out.append((model, dict(dp=1, tp=tp, pp=pp, ep=1, phase="",
                                         m=1, cp=1, chunk=CHUNK)))
         # MLA with chunked prefill is refused; the dense models do it.
+        # Disaggregated: every prefill layout against every decode layout.
+        for pre in (dict(tp=2), dict(tp=4), dict(tp=2, pp=2, m=2), dict(cp=2)):
+            for dec in (dict(tp=1), dict(dp=2, tp=2), dict(pp=2, m=2, tp=4),
+                        dict(ep=2) if moe else dict(dp=2)):
+                out.append((model, dict(prefill=pre, decode=dec)))
     return out
 
 
+def group_plan(g):
+    return " ".join(f"{'micro-batches' if k == 'm' else k}={v}"
+                    for k, v in g.items())
+
+
 def options(o):
+    if "prefill" in o:
+        return (f"decode-tokens={TOKENS} prefill={{{group_plan(o['prefill'])}}} "
+                f"decode={{{group_plan(o['decode'])}}}")
     words = [f"dp={o['dp']}", f"tp={o['tp']}", f"pp={o['pp']}", f"ep={o['ep']}",
              f"cp={o['cp']}"]
     if o["chunk"]:
@@ -70,6 +86,41 @@ def run(cmd):
     return p.returncode, p.stdout, p.stderr
 
 
+def handoff_bytes(c, dec):
+    """Every decode rank's cache over the S prompt positions (bf16)."""
+    L = c["num_hidden_layers"]
+    tp, dp, ep = dec.get("tp", 1), dec.get("dp", 1), dec.get("ep", 1)
+    per_rank = (L * serving_oracle.cache_per_token_and_layer(c, tp) * SEQ *
+                (BATCH // (dp * ep)) * 2)
+    return per_rank * dp * ep * tp
+
+
+def check_disaggregated(bin_dir, configs, d, serve, name, model, o):
+    c = json.load(open(os.path.join(configs, model + ".json")))
+    expect = handoff_bytes(c, o["decode"])
+    failures = []
+    rc, out, err = run([os.path.join(bin_dir, "stage-translate"), serve,
+                        "--stage-to-report", "--format=json"])
+    if rc:
+        return [f"report: {err.strip()}"]
+    groups = json.loads(out)["groups"]
+    got = groups[1]["report"]["job"]["kv_handoff"]["bytes"]["value"]
+    if got != expect:
+        failures.append(f"report kv_handoff {got}, expected {expect}")
+    traces = os.path.join(d, "traces")
+    rc, out, err = run([os.path.join(bin_dir, "stage-translate"), serve,
+                        "--stage-to-chakra", f"--output-dir={traces}"])
+    if rc:
+        return failures + [f"traces: {err.strip()}"]
+    if f" messages, {expect} bytes" not in out:
+        failures.append(f"traces move {out.strip().splitlines()[-1]}, "
+                        f"expected {expect} bytes")
+    rc, out, err = run([os.path.join(bin_dir, "stage-trace"), "verify", traces])
+    if rc or "runs to completion" not in out:
+        failures.append(f"verify: {(out + err).strip()}")
+    return failures
+
+
 def check(bin_dir, configs, work, index, model, o):
     name = f"{model} {options(o)}"
     d = os.path.join(work, str(index))
@@ -80,6 +131,11 @@ def check(bin_dir, configs, work, index, model, o):
                       f"--stage-infer={options(o)}", "-o", serve])
     if rc:
         return [f"{name}: stage-infer: {err.strip()}"]
+    if "prefill" in o:
+        failures = check_disaggregated(bin_dir, configs, d, serve, name, model, o)
+        if not failures:
+            subprocess.run(["rm", "-rf", d])
+        return [f"{name}: {f}" for f in failures]
     report = os.path.join(d, "report.json")
     rc, _, err = run([os.path.join(bin_dir, "stage-translate"), serve,
                       "--stage-to-report", "--format=json", "-o", report])
