@@ -6,6 +6,10 @@
 #      at tp=8 dp=128 (one micro-batch of 4 sequences of 2048 per replica):
 #      whole-process wall time, peak memory and trace nodes per second of
 #      `--stage-to-chakra`, written to disk;
+#  (c) disaggregated: the same requests with the prefill on tp=8 dp=64 and
+#      the decode on tp=4 dp=128 (1024 ranks, the KV caches handed over),
+#      whose ranks are encoded one by one rather than from a class
+#      template: its nodes per second against (a)'s serving;
 #  (b) prediction: the llama3-70b-serve-8gpu example simulated by ASTRA-sim
 #      (../shared/astra-sim, when present) against the report's roofline
 #      time to first token + N x time per output token.
@@ -45,7 +49,17 @@ echo "(a) 1024 ranks, written:"
 printf '    serving  %10d nodes  %6.2f s  %7.1f MB peak  %6.2f M nodes/s\n' "$sn" "$sw" "$(echo "$sm/1024" | bc -l)" "$(echo "$sn/$sw/1000000" | bc -l)"
 printf '    training %10d nodes  %6.2f s  %7.1f MB peak  %6.2f M nodes/s\n' "$tn" "$tw" "$(echo "$tm/1024" | bc -l)" "$(echo "$tn/$tw/1000000" | bc -l)"
 printf '    nodes/s serving / training: %.2f\n' "$(echo "($sn/$sw)/($tn/$tw)" | bc -l)"
-rm -rf "$work/serve-traces" "$work/train-traces"
+rm -rf "$work/train-traces"
+
+"$bin/stage-opt" "$work/serve-model.mlir" -o "$work/disagg.mlir" \
+  --stage-infer="decode-tokens=128 prefill={tp=8 dp=64} decode={tp=4 dp=128} gpus=1024"
+timed disagg "$bin/stage-translate" "$work/disagg.mlir" --stage-to-chakra --output-dir="$work/disagg-traces"
+read -r dw dm < "$work/disagg.time"
+dn=$(nodes "$work/disagg-traces")
+echo "(c) 1024 ranks, disaggregated (prefill tp=8 dp=64, decode tp=4 dp=128), written:"
+printf '    disaggregated %10d nodes  %6.2f s  %7.1f MB peak  %6.2f M nodes/s\n' "$dn" "$dw" "$(echo "$dm/1024" | bc -l)" "$(echo "$dn/$dw/1000000" | bc -l)"
+printf '    nodes/s disaggregated / serving: %.2f\n' "$(echo "($dn/$dw)/($sn/$sw)" | bc -l)"
+rm -rf "$work/serve-traces" "$work/disagg-traces"
 
 sim="$root/../shared/astra-sim/simulate.sh"
 if [[ -x "$sim" ]]; then

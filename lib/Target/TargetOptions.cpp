@@ -72,6 +72,12 @@ static LogicalResult checkOverrides(ModuleOp module,
   for (GridOp grid : module.getOps<GridOp>())
     axes = grid.getAxisNames();
   std::set<std::string> used = getUsedSymbols(module);
+  // A disaggregated run's --bind applies to both of its rank groups: a
+  // symbol either uses is bound in both.
+  if (auto parent = module->getParentOfType<ModuleOp>())
+    if (std::optional<ServingGroups> groups = getServingGroups(parent))
+      for (ModuleOp group : {groups->prefill, groups->decode})
+        used.merge(getUsedSymbols(group));
   for (const auto &[name, value] : overrides) {
     auto was = compiled->find(name);
     if (llvm::is_contained(axes, name)) {
