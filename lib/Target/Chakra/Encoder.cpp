@@ -105,7 +105,8 @@ ClassTemplate::ClassTemplate(const Workload &w, const ClassTrace &trace) {
 }
 
 void ClassTemplate::encodeRank(const RankLayout &layout, int64_t rank,
-                               std::string &out) const {
+                               std::string &out,
+                               ArrayRef<int64_t> handoffPeers) const {
   size_t at = 0;
   std::string tail;
   for (const Patch &p : patches) {
@@ -115,8 +116,9 @@ void ClassTemplate::encodeRank(const RankLayout &layout, int64_t rank,
     if (p.kind == NodeKind::Collective) {
       attrString(tail, "pg_name", std::to_string(layout.getGroupId(rank, p.group)));
     } else {
-      int64_t peer =
-          p.peer >= 0 ? p.peer : layout.getPipelinePeer(rank, p.shift);
+      int64_t peer = p.peer >= 0    ? p.peer
+                     : p.peer == -1 ? layout.getPipelinePeer(rank, p.shift)
+                                    : handoffPeers[-2 - p.peer];
       bool send = p.kind == NodeKind::Send;
       attrInt32(tail, "comm_src", int32_t(send ? rank : peer));
       attrInt32(tail, "comm_dst", int32_t(send ? peer : rank));

@@ -33,8 +33,13 @@ class ClassTemplate {
 public:
   ClassTemplate(const Workload &w, const ClassTrace &trace);
 
-  /// Appends rank `r`'s whole file to `out`.
-  void encodeRank(const RankLayout &layout, int64_t rank, std::string &out) const;
+  /// Appends rank `r`'s whole file to `out`; a send or receive whose peer
+  /// is `handoffPeer(k)` goes to `handoffPeers[k]`.
+  void encodeRank(const RankLayout &layout, int64_t rank, std::string &out,
+                  ArrayRef<int64_t> handoffPeers = {}) const;
+
+  /// The `peer` of a node whose peer is the rank's k-th handoff peer.
+  static int64_t handoffPeer(size_t k) { return -2 - int64_t(k); }
 
 private:
   struct Patch {
@@ -43,7 +48,7 @@ private:
     NodeKind kind;
     int group;
     int64_t shift;
-    int64_t peer; // -1: along pp, `shift` steps
+    int64_t peer; // -1: along pp, `shift` steps; below: handoffPeer(k)
   };
   std::string fixed;         // framed invariant nodes, with gaps at patches
   std::vector<Patch> patches;

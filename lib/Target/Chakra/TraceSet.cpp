@@ -56,9 +56,11 @@ SmallVector<const Workload *> TraceSet::getWorkloads() const {
 }
 
 /// `c` for rank `rank`: each handoff node replaced by the rank's messages
-/// (or, without any, by what it waits for).
+/// (or, without any, by what it waits for), their peers the rank's handoff
+/// peers in order.
 static ClassTrace withMessages(const ClassTrace &c, int64_t rank,
                                const KVHandoff &h) {
+  size_t handoffs = 0;
   ClassTrace out;
   out.nodes.reserve(c.nodes.size());
   std::vector<SmallVector<uint32_t, 4>> became(c.nodes.size());
@@ -86,7 +88,7 @@ static ClassTrace withMessages(const ClassTrace &c, int64_t rank,
       t.name = n.name;
       t.bytes = m.bytes;
       t.tag = m.tag;
-      t.peer = m.peer;
+      t.peer = ClassTemplate::handoffPeer(handoffs++);
       t.deps = deps;
       out.nodes.push_back(std::move(t));
     }
@@ -104,8 +106,30 @@ void TraceSet::encodeRank(int64_t rank, std::string &out) const {
       t->encodeRank(l, rank, out);
       return;
     }
-    ClassTrace own = withMessages(p->w.classes[stage], rank, *handoff);
-    ClassTemplate(p->w, own).encodeRank(l, rank, out);
+    // The rank's message shape, and its peers.
+    const ClassTrace &cls = p->w.classes[stage];
+    std::string shape = std::to_string(stage);
+    SmallVector<int64_t> peers;
+    for (const TraceNode &n : cls.nodes) {
+      if (!n.handoff)
+        continue;
+      ArrayRef<HandoffMessage> messages = handoff->getMessages(rank, n.tag);
+      shape += ";" + std::to_string(messages.size());
+      for (const HandoffMessage &m : messages) {
+        shape += "," + std::to_string(m.bytes) + ":" + std::to_string(m.tag);
+        peers.push_back(m.peer);
+      }
+    }
+    const ClassTemplate *t;
+    {
+      std::lock_guard<std::mutex> lock(p->shapedLock);
+      std::unique_ptr<ClassTemplate> &slot = p->shaped[shape];
+      if (!slot)
+        slot = std::make_unique<ClassTemplate>(
+            p->w, withMessages(cls, rank, *handoff));
+      t = slot.get();
+    }
+    t->encodeRank(l, rank, out, peers);
     return;
   }
 }

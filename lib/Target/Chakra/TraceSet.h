@@ -2,9 +2,10 @@
 //
 // A run's trace set: the ranks of one workload, or those of a
 // disaggregated serving run's prefill group followed by its decode group,
-// with the KV handoff between them. Ranks whose trace is a class template
-// are encoded from it; a rank with handoff messages gets its class's nodes
-// with the messages in place of each handoff node.
+// with the KV handoff between them. Ranks are encoded from class templates:
+// a class with handoff nodes has one template per shape of its ranks'
+// messages (how many per handoff node, their sizes and tags), the messages
+// in place of each handoff node and their peers patched per rank.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,7 +15,9 @@
 #include "Encoder.h"
 #include "KVHandoff.h"
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 
 namespace mlir::stage::chakra {
@@ -46,6 +49,10 @@ private:
     RankLayout layout;
     /// Per class; none for a class with handoff nodes.
     std::vector<std::optional<ClassTemplate>> templates;
+    /// A class with handoff nodes: its templates by message shape, built
+    /// as ranks need them (by any writer thread).
+    mutable std::map<std::string, std::unique_ptr<ClassTemplate>> shaped;
+    mutable std::mutex shapedLock;
   };
   TraceSet() = default;
   void addPart(Workload w);

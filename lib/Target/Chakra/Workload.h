@@ -35,7 +35,8 @@ struct TraceNode {
   int group = -1;        // collective: index into Workload::groupAxes
   int64_t shift = 0;     // send/recv: peer is `shift` steps along pp
   int64_t tag = 0;       // send/recv
-  /// Send/recv: the peer's rank, when it is not along pp (-1: `shift`).
+  /// Send/recv: the peer's rank, when it is not along pp (-1: `shift`;
+  /// below -1: a handoff peer, ClassTemplate::handoffPeer).
   int64_t peer = -1;
   /// A KV handoff of serving group `tag` (disaggregated serving): stands
   /// for the messages each rank sends or receives (KVHandoff.h).
