@@ -108,8 +108,8 @@ struct DisaggregatePass
     InferPipelineOptions o;
     if (failed(o.parseFromString(plan)))
       return emitOptionError(getOperation())
-             << "stage-disaggregate: cannot read the " << phase
-             << " plan '" << plan << "'";
+             << "stage-disaggregate: cannot read the " << phase << " plan '"
+             << plan << "'";
     if (o.phase.hasValue() || o.chunkedPrefill.hasValue() ||
         o.prefill.hasValue() || o.decode.hasValue())
       return emitOptionError(getOperation())

@@ -103,17 +103,15 @@ FailureOr<KVHandoff> KVHandoff::plan(const Workload &prefill,
           return emitError(loc) << "the decode group caches '" << c.name
                                 << "', which the prefill group does not";
         Interval &positions = need[kPositionDim];
-        positions.second =
-            std::min(positions.second, promptPositions[c.name]);
+        positions.second = std::min(positions.second, promptPositions[c.name]);
         int64_t wanted = overlap(need, need), found = 0;
         for (const Holding &h : from->second) {
           int64_t n = overlap(need, h.box);
           if (!n)
             continue;
           if (h.elementBytes != c.elementBytes)
-            return emitError(loc)
-                   << "the groups cache '" << c.name
-                   << "' in different element types";
+            return emitError(loc) << "the groups cache '" << c.name
+                                  << "' in different element types";
           found += n;
           int64_t sender = h.ranks[(r - first) % h.ranks.size()];
           bytes[{sender, h.group, r, m}] += uint64_t(n) * c.elementBytes;

@@ -1,4 +1,5 @@
-//===- KVHandoff.h - KV caches moved from prefill to decode ranks -*- C++ -*-===//
+//===- KVHandoff.h - KV caches moved from prefill to decode ranks -*- C++
+//-*-===//
 //
 // Disaggregated serving: after a group of requests' prefill, each prefill
 // rank holds a box of its caches (layers of its stage x the group's

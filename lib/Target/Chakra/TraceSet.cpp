@@ -9,10 +9,11 @@ using namespace mlir::stage::chakra;
 TraceSet::Part::Part(Workload w, int64_t firstRank, int64_t firstGroup)
     : w(std::move(w)), layout(this->w, firstRank, firstGroup) {
   for (const ClassTrace &c : this->w.classes) {
-    bool hands = llvm::any_of(c.nodes, [](const TraceNode &n) { return n.handoff; });
-    templates.push_back(hands ? std::nullopt
-                              : std::optional<ClassTemplate>(
-                                    ClassTemplate(this->w, c)));
+    bool hands =
+        llvm::any_of(c.nodes, [](const TraceNode &n) { return n.handoff; });
+    templates.push_back(
+        hands ? std::nullopt
+              : std::optional<ClassTemplate>(ClassTemplate(this->w, c)));
   }
 }
 

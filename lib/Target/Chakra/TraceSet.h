@@ -38,9 +38,7 @@ public:
   void writeGroups(llvm::raw_ostream &os) const;
   /// The rank groups' workloads, in rank order.
   SmallVector<const Workload *> getWorkloads() const;
-  const KVHandoff *getHandoff() const {
-    return handoff ? &*handoff : nullptr;
-  }
+  const KVHandoff *getHandoff() const { return handoff ? &*handoff : nullptr; }
 
 private:
   struct Part {

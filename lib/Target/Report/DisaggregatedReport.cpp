@@ -25,8 +25,8 @@ static Section handoffSection(const Report &prefill, const Report &decode) {
       perRank = start;
   }
   Section h{"kv_handoff", "KV cache handed from the prefill group", {}};
-  h.rows.push_back({"bytes", "bytes moved, all decode ranks", "B",
-                    std::nullopt, total});
+  h.rows.push_back(
+      {"bytes", "bytes moved, all decode ranks", "B", std::nullopt, total});
   int64_t requests = decode.bindings.count("B") ? decode.bindings.at("B") : 1;
   h.rows.push_back({"bytes_per_request", "bytes moved per request", "B",
                     std::nullopt, total / sym::Rational(requests)});
@@ -66,7 +66,6 @@ mlir::stage::report::buildGroupReports(const ServingGroups &groups,
     out.push_back({name.str(), first, std::move(*r)});
     first += out.back().report.job->gpus;
   }
-  out[1].report.totals.push_back(
-      handoffSection(out[0].report, out[1].report));
+  out[1].report.totals.push_back(handoffSection(out[0].report, out[1].report));
   return out;
 }
