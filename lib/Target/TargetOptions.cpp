@@ -76,7 +76,7 @@ static LogicalResult checkOverrides(ModuleOp module,
   // symbol either uses is bound in both.
   if (auto parent = module->getParentOfType<ModuleOp>())
     if (std::optional<ServingGroups> groups = getServingGroups(parent))
-      for (ModuleOp group : {groups->prefill, groups->decode})
+      for (auto [name, group] : groups->named())
         used.merge(getUsedSymbols(group));
   for (const auto &[name, value] : overrides) {
     auto was = compiled->find(name);

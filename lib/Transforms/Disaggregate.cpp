@@ -68,8 +68,7 @@ struct DisaggregatePass
       if (a.getName() != SymbolTable::getSymbolAttrName())
         attrs.push_back(a);
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
-    SmallVector<ModuleOp> groups;
-    for (StringRef name : {"prefill", "decode"}) {
+    auto copyModel = [&](StringRef name) {
       auto group = ModuleOp::create(b, module.getLoc(), name);
       for (NamedAttribute a : attrs)
         group->setAttr(a.getName(), a.getValue());
@@ -77,22 +76,24 @@ struct DisaggregatePass
       IRMapping map;
       for (Operation *op : model)
         in.clone(*op, map);
-      groups.push_back(group);
-    }
+      return group;
+    };
+    ServingGroups groups{copyModel(ServingGroups::kPrefillGroup),
+                         copyModel(ServingGroups::kDecodeGroup)};
     for (Operation *op : model)
       op->erase();
     for (NamedAttribute a : attrs)
       module->removeAttr(a.getName());
 
-    for (auto [group, plan, phase] :
-         llvm::zip(groups, SmallVector<StringRef>{prefill, decode},
-                   SmallVector<StringRef>{"prefill", "decode"}))
-      if (failed(serveGroup(group, plan, phase)))
+    for (auto [named, plan] :
+         llvm::zip(groups.named(), SmallVector<StringRef>{prefill, decode}))
+      if (failed(serveGroup(named.second, plan, named.first)))
         return signalPassFailure();
 
     if (gpus != 0) {
       std::string p, d;
-      int64_t taken = describeGroup(groups[0], p) + describeGroup(groups[1], d);
+      int64_t taken =
+          describeGroup(groups.prefill, p) + describeGroup(groups.decode, d);
       if (taken != gpus) {
         emitOptionError(module)
             << "stage-disaggregate: the prefill group (" << p

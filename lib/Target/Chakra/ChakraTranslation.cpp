@@ -140,7 +140,8 @@ static std::string describeSet(const TraceSet &set) {
   std::string text;
   llvm::raw_string_ostream os(text);
   int64_t first = 0;
-  for (auto [name, w] : llvm::zip(SmallVector<StringRef>{"prefill", "decode"},
+  for (auto [name, w] : llvm::zip(SmallVector<StringRef>{ServingGroups::kPrefillGroup,
+                                                         ServingGroups::kDecodeGroup},
                                   groups)) {
     int64_t n = w->getNumRanks();
     os << name << " ranks " << first << ".." << first + n - 1 << ": "

@@ -43,13 +43,6 @@ int64_t RankLayout::getPipelinePeer(int64_t rank, int64_t shift) const {
   return rank + (to - c) * strides[ppAxis];
 }
 
-void RankLayout::writeGroups(llvm::raw_ostream &os) const {
-  os << "{";
-  bool first = true;
-  writeGroupEntries(os, first);
-  os << "\n}\n";
-}
-
 void RankLayout::writeGroupEntries(llvm::raw_ostream &os, bool &first) const {
   for (unsigned set = 0; set < sets.size(); ++set) {
     int64_t members = 1;

@@ -42,10 +42,9 @@ public:
   /// The rank `shift` steps along pp (cyclically).
   int64_t getPipelinePeer(int64_t rank, int64_t shift) const;
 
-  /// The groups file: `{"1": [0, 1], ...}`, ids in increasing order.
-  void writeGroups(llvm::raw_ostream &os) const;
-  /// The groups' entries `"1": [0, 1]`, each on a line of its own after
-  /// a comma unless `first` (which it clears).
+  /// The groups' entries of the groups file (`{"1": [0, 1], ...}`), ids in
+  /// increasing order, each on a line of its own after a comma unless
+  /// `first` (which it clears).
   void writeGroupEntries(llvm::raw_ostream &os, bool &first) const;
 
 private:

@@ -9,11 +9,13 @@ using namespace mlir::stage::chakra;
 TraceSet::Part::Part(Workload w, int64_t firstRank, int64_t firstGroup)
     : w(std::move(w)), layout(this->w, firstRank, firstGroup) {
   for (const ClassTrace &c : this->w.classes) {
-    bool hands =
-        llvm::any_of(c.nodes, [](const TraceNode &n) { return n.handoff; });
+    SmallVector<int64_t> &groups = handoffGroups.emplace_back();
+    for (const TraceNode &n : c.nodes)
+      if (n.handoff)
+        groups.push_back(n.tag);
     templates.push_back(
-        hands ? std::nullopt
-              : std::optional<ClassTemplate>(ClassTemplate(this->w, c)));
+        groups.empty() ? std::optional<ClassTemplate>(ClassTemplate(this->w, c))
+                       : std::nullopt);
   }
 }
 
@@ -111,10 +113,8 @@ void TraceSet::encodeRank(int64_t rank, std::string &out) const {
     const ClassTrace &cls = p->w.classes[stage];
     std::string shape = std::to_string(stage);
     SmallVector<int64_t> peers;
-    for (const TraceNode &n : cls.nodes) {
-      if (!n.handoff)
-        continue;
-      ArrayRef<HandoffMessage> messages = handoff->getMessages(rank, n.tag);
+    for (int64_t group : p->handoffGroups[stage]) {
+      ArrayRef<HandoffMessage> messages = handoff->getMessages(rank, group);
       shape += ";" + std::to_string(messages.size());
       for (const HandoffMessage &m : messages) {
         shape += "," + std::to_string(m.bytes) + ":" + std::to_string(m.tag);

@@ -47,6 +47,8 @@ private:
     RankLayout layout;
     /// Per class; none for a class with handoff nodes.
     std::vector<std::optional<ClassTemplate>> templates;
+    /// Per class, the serving group of each handoff node, in order.
+    std::vector<SmallVector<int64_t>> handoffGroups;
     /// A class with handoff nodes: its templates by message shape, built
     /// as ranks need them (by any writer thread).
     mutable std::map<std::string, std::unique_ptr<ClassTemplate>> shaped;

@@ -51,9 +51,7 @@ mlir::stage::report::buildGroupReports(const ServingGroups &groups,
                                        const ReportRequest &request) {
   std::vector<GroupReport> out;
   int64_t first = 0;
-  for (auto [name, module] :
-       llvm::zip(SmallVector<StringRef>{"prefill", "decode"},
-                 SmallVector<ModuleOp>{groups.prefill, groups.decode})) {
+  for (auto [name, module] : groups.named()) {
     FailureOr<sym::Bindings> b = getEffectiveBindings(module);
     if (failed(b))
       return failure();

@@ -68,7 +68,7 @@ static void printGroups(ArrayRef<report::GroupReport> groups,
                         ReportFormat format, raw_ostream &os) {
   auto title = [](const report::GroupReport &g) {
     int64_t last = g.firstRank + g.report.job->gpus - 1;
-    return (g.name == "prefill" ? "Prefill" : "Decode") +
+    return (g.name == ServingGroups::kPrefillGroup ? "Prefill" : "Decode") +
            std::string(" group, ranks ") + std::to_string(g.firstRank) +
            ".." + std::to_string(last);
   };

@@ -98,9 +98,9 @@ GridOp mlir::stage::getGrid(ModuleOp module) {
 std::optional<ServingGroups> mlir::stage::getServingGroups(ModuleOp module) {
   ServingGroups g;
   for (auto m : module.getOps<ModuleOp>()) {
-    if (m.getSymName() == "prefill")
+    if (m.getSymName() == ServingGroups::kPrefillGroup)
       g.prefill = m;
-    else if (m.getSymName() == "decode")
+    else if (m.getSymName() == ServingGroups::kDecodeGroup)
       g.decode = m;
   }
   if (!g.prefill || !g.decode)

@@ -24,6 +24,8 @@
 
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
+#include <array>
+
 namespace mlir::stage {
 
 //===----------------------------------------------------------------------===//
@@ -62,6 +64,12 @@ inline constexpr llvm::StringLiteral kReplicatedKVHeads = "KVr";
 /// nested modules `@prefill` and `@decode`, whose ranks come in that order.
 struct ServingGroups {
   ModuleOp prefill, decode;
+  /// Both, in rank order, with their names.
+  std::array<std::pair<StringRef, ModuleOp>, 2> named() const {
+    return {{{kPrefillGroup, prefill}, {kDecodeGroup, decode}}};
+  }
+  static constexpr llvm::StringLiteral kPrefillGroup = "prefill",
+                                       kDecodeGroup = "decode";
 };
 /// The groups of `module`, if it holds them.
 std::optional<ServingGroups> getServingGroups(ModuleOp module);
