@@ -59,6 +59,26 @@ static LogicalResult checkType(Operation *op, Type type, StringRef what,
   return success();
 }
 
+/// A sliding window no longer than the keys it slides over: a longer one
+/// would count more scores than full attention has.
+static LogicalResult checkWindow(AttentionOp a, const sym::Bindings &b) {
+  if (!a.getWindow())
+    return success();
+  sym::Expr window = a.getWindow()->getValue();
+  sym::Expr keys = a.getKey().getType().getDim(1);
+  FailureOr<int64_t> w = evaluateAt(a.getLoc(), window, b, "sliding window");
+  FailureOr<int64_t> t = evaluateAt(a.getLoc(), keys, b, "key length");
+  if (failed(w) || failed(t))
+    return failure();
+  if (*w > *t)
+    return a.emitError("sliding window ")
+           << window.str() << " = " << *w << " exceeds the key length "
+           << keys.str() << " = " << *t
+           << ": import the model again at this sequence length (its "
+              "attention is then full, not windowed)";
+  return success();
+}
+
 LogicalResult mlir::stage::verifyBindings(Operation *root,
                                           const sym::Bindings &b) {
   WalkResult r = root->walk<WalkOrder::PreOrder>([&](Operation *op) {
@@ -68,6 +88,8 @@ LogicalResult mlir::stage::verifyBindings(Operation *root,
       if (nested && failed(checkType(op, v.getType(),
                                      ("result " + std::to_string(i)), b)))
         return WalkResult::interrupt();
+    if (auto a = dyn_cast<AttentionOp>(op); a && failed(checkWindow(a, b)))
+      return WalkResult::interrupt();
     auto rep = nested ? dyn_cast<RepeatOp>(op) : RepeatOp();
     if (rep) {
       FailureOr<int64_t> n =

@@ -35,13 +35,45 @@ static FailureOr<Value> buildUnfusedCore(LayerScope &scope,
   return mark(g.einsum("bhst,bthk->bshk", {probs, v}));
 }
 
+/// The name of a q, k or v projection. A fused checkpoint tensor (Phi-3's
+/// qkv_proj, Falcon's query_key_value) is built as its parts, named
+/// `qkv_proj[q]` and so on: the same weights, FLOPs and tensor-parallel
+/// split as Megatron's fused layout, one GEMM per part.
+static std::string projectionName(const ModelConfig &c, StringRef part) {
+  return c.fusedQKV ? ("self_attn.qkv_proj[" + part + "]").str()
+                    : ("self_attn." + part + "_proj").str();
+}
+
+/// `x` projected by `w` to heads, `[B, S, heads, Dh]`, with its bias.
+static Value projectHeads(LayerScope &scope, const ModelConfig &c, Value x,
+                          Value w, StringRef part, const Expr &heads) {
+  Value y = scope.body().einsum("bsd,dhk->bshk", {x, w});
+  return addBias(scope, y, projectionName(c, part) + ".bias", {heads, S("Dh")},
+                 "attention", c.qkvBias);
+}
+
+/// Qwen3's and Gemma-3's per-head norm (a weight of Dh) or OLMo-2's norm
+/// over all of a token's heads (a weight of heads x Dh, applied as the
+/// per-head normalization times that weight: the same FLOPs; the sum of
+/// squares across tensor-parallel ranks is not modeled).
+static Value normHeads(LayerScope &scope, const ModelConfig &c, Value v,
+                       StringRef name, const Expr &heads) {
+  GraphBuilder &g = scope.body();
+  if (c.qkNorm == QKNorm::PerHead)
+    return g.norm(NormKind::rms, v,
+                  scope.weight(name, {S("Dh")}, "attention"));
+  Value w = scope.weight(name, {heads, S("Dh")}, "attention");
+  return g.ewise(EwiseKind::mul, {g.norm(NormKind::rms, v), w});
+}
+
 /// Multi-head and grouped-query attention: q, k, v projections with
-/// optional biases, RoPE unless positions are learned, fused or unfused
-/// attention, output projection.
+/// optional biases and norms, RoPE unless positions are learned, fused or
+/// unfused attention (over a sliding window when `sliding`), output
+/// projection.
 static FailureOr<Value> buildGroupedAttention(LayerScope &scope,
                                               const ModelConfig &c,
                                               const BuildOptions &opts,
-                                              Value x) {
+                                              Value x, bool sliding) {
   GraphBuilder &g = scope.body();
   Expr D = S("D"), H = S("H"), Dh = S("Dh");
   // MHA models (GPT) have no separate kv-head count; nor has the unfused
@@ -49,27 +81,35 @@ static FailureOr<Value> buildGroupedAttention(LayerScope &scope,
   bool mha = c.kvHeads == c.heads &&
              (c.learnedPositions || opts.attention == AttentionImpl::Unfused);
   Expr KV = mha ? H : S("KV");
-  Value wq = scope.weight("self_attn.q_proj", {D, H, Dh}, "attention");
-  Value wk = scope.weight("self_attn.k_proj", {D, KV, Dh}, "attention");
-  Value wv = scope.weight("self_attn.v_proj", {D, KV, Dh}, "attention");
-  Value q = g.einsum("bsd,dhk->bshk", {x, wq});
-  q = addBias(scope, q, "self_attn.q_proj.bias", {H, Dh}, "attention", c.qkvBias);
-  Value k = g.einsum("bsd,dhk->bshk", {x, wk});
-  k = addBias(scope, k, "self_attn.k_proj.bias", {KV, Dh}, "attention", c.qkvBias);
-  Value v = g.einsum("bsd,dhk->bshk", {x, wv});
-  v = addBias(scope, v, "self_attn.v_proj.bias", {KV, Dh}, "attention", c.qkvBias);
+  Value wq = scope.weight(projectionName(c, "q"), {D, H, Dh}, "attention");
+  Value wk = scope.weight(projectionName(c, "k"), {D, KV, Dh}, "attention");
+  Value wv = scope.weight(projectionName(c, "v"), {D, KV, Dh}, "attention");
+  Value q = projectHeads(scope, c, x, wq, "q", H);
+  Value k = projectHeads(scope, c, x, wk, "k", KV);
+  Value v = projectHeads(scope, c, x, wv, "v", KV);
+  if (c.qkNorm != QKNorm::None) {
+    q = normHeads(scope, c, q, "self_attn.q_norm", H);
+    k = normHeads(scope, c, k, "self_attn.k_norm", KV);
+  }
   if (!c.learnedPositions) {
     q = g.rope(q);
     k = g.rope(k);
   }
   Value o;
   if (opts.attention == AttentionImpl::Unfused) {
+    if (sliding) {
+      emitError(x.getLoc()) << "--attention=unfused materializes the full "
+                               "score matrix; sliding-window layers need the "
+                               "fused form";
+      return failure();
+    }
     FailureOr<Value> core = buildUnfusedCore(scope, c, opts.dropout, q, k, v);
     if (failed(core))
       return failure();
     o = *core;
   } else {
-    o = g.attention(q, k, v, /*causal=*/true);
+    o = g.attention(q, k, v, /*causal=*/true,
+                    sliding ? std::optional<Expr>(S("W")) : std::nullopt);
   }
   Value wo = scope.weight("self_attn.o_proj", {H, Dh, D}, "attention");
   Value out = g.einsum("bshk,hkd->bsd", {o, wo});
@@ -123,7 +163,7 @@ static Value buildLatentAttention(LayerScope &scope, const ModelConfig &c,
 FailureOr<Value> mlir::stage::models::buildAttention(LayerScope &scope,
                                                      const ModelConfig &config,
                                                      const BuildOptions &options,
-                                                     Value x) {
+                                                     Value x, bool sliding) {
   if (config.attention == AttentionKind::Latent) {
     if (options.attention == AttentionImpl::Unfused) {
       emitError(x.getLoc()) << "--attention=unfused is for multi-head "
@@ -132,5 +172,5 @@ FailureOr<Value> mlir::stage::models::buildAttention(LayerScope &scope,
     }
     return buildLatentAttention(scope, config, x);
   }
-  return buildGroupedAttention(scope, config, options, x);
+  return buildGroupedAttention(scope, config, options, x, sliding);
 }

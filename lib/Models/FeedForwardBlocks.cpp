@@ -8,32 +8,54 @@ using namespace mlir::stage::models;
 using sym::Expr;
 using symbols::S;
 
-/// A dense FFN of width `F` under `prefix`: SwiGLU (gate, up, down) or GeLU
-/// (up, down), with optional biases.
+/// The MLP's nonlinearity on `x`.
+static Value activate(GraphBuilder &g, Activation a, Value x) {
+  switch (a) {
+  case Activation::SiLU:
+    return g.ewise(EwiseKind::silu, {x});
+  case Activation::GeLU:
+    return g.ewise(EwiseKind::gelu, {x});
+  case Activation::ReLU:
+    return g.ewise(EwiseKind::relu, {x});
+  case Activation::ReLUSquared:
+    return g.ewise(EwiseKind::square, {g.ewise(EwiseKind::relu, {x})});
+  }
+  llvm_unreachable("unknown activation");
+}
+
+/// A dense FFN of width `F` under `prefix`: gated (act(gate) * up, then
+/// down: SwiGLU, GeGLU) or not (act(up), then down), with optional biases.
+/// A fused gate_up_proj (Phi-3) is built as its two parts.
 static Value buildDenseFfn(LayerScope &scope, const ModelConfig &c, Value x,
                            StringRef prefix, const Expr &F, StringRef group) {
   GraphBuilder &g = scope.body();
   Expr D = S("D");
   std::string p = prefix.str();
-  if (c.activation == ActivationKind::GeLU) {
-    Value wu = scope.weight(p + ".up_proj", {D, F}, group);
-    Value u = g.einsum("bsd,df->bsf", {x, wu});
-    u = addBias(scope, u, p + ".up_proj.bias", {F}, group, c.mlpBias);
-    Value a = g.ewise(EwiseKind::gelu, {u});
-    Value wd = scope.weight(p + ".down_proj", {F, D}, group);
+  auto name = [&](StringRef part) {
+    return c.fusedGateUp && c.gatedMlp ? p + ".gate_up_proj[" + part.str() + "]"
+                                       : p + "." + part.str() + "_proj";
+  };
+  auto project = [&](StringRef part, Value w) {
+    Value y = g.einsum("bsd,df->bsf", {x, w});
+    return addBias(scope, y, name(part) + ".bias", {F}, group, c.mlpBias);
+  };
+  auto down = [&](Value a, Value wd) {
     Value out = g.einsum("bsf,fd->bsd", {a, wd});
     return addBias(scope, out, p + ".down_proj.bias", {D}, group, c.mlpBias);
+  };
+  // Weights and ops in the order of the checkpoint's modules.
+  if (c.gatedMlp) {
+    Value wg = scope.weight(name("gate"), {D, F}, group);
+    Value wu = scope.weight(name("up"), {D, F}, group);
+    Value wd = scope.weight(p + ".down_proj", {F, D}, group);
+    Value gate = project("gate", wg);
+    Value up = project("up", wu);
+    return down(g.ewise(EwiseKind::mul, {activate(g, c.activation, gate), up}),
+                wd);
   }
-  Value wg = scope.weight(p + ".gate_proj", {D, F}, group);
-  Value wu = scope.weight(p + ".up_proj", {D, F}, group);
-  Value wd = scope.weight(p + ".down_proj", {F, D}, group);
-  Value gate = g.einsum("bsd,df->bsf", {x, wg});
-  gate = addBias(scope, gate, p + ".gate_proj.bias", {F}, group, c.mlpBias);
-  Value up = g.einsum("bsd,df->bsf", {x, wu});
-  up = addBias(scope, up, p + ".up_proj.bias", {F}, group, c.mlpBias);
-  Value a = g.ewise(EwiseKind::mul, {g.ewise(EwiseKind::silu, {gate}), up});
-  Value out = g.einsum("bsf,fd->bsd", {a, wd});
-  return addBias(scope, out, p + ".down_proj.bias", {D}, group, c.mlpBias);
+  Value wu = scope.weight(name("up"), {D, F}, group);
+  Value a = activate(g, c.activation, project("up", wu));
+  return down(a, scope.weight(p + ".down_proj", {F, D}, group));
 }
 
 /// Routed experts behind a top-k router, plus the shared experts. Tokens are
@@ -60,13 +82,21 @@ static Value buildMoEFfn(LayerScope &scope, const ModelConfig &c, Value x) {
   Value wd = scope.weight("mlp.experts.down_proj", {E, Fe, D}, "expert");
   Value gate = g.einsum("ecd,edf->ecf", {buf, wg});
   Value up = g.einsum("ecd,edf->ecf", {buf, wu});
-  Value a = g.ewise(EwiseKind::mul, {g.ewise(EwiseKind::silu, {gate}), up});
+  Value a = g.ewise(EwiseKind::mul, {activate(g, c.activation, gate), up});
   Value y = g.einsum("ecf,efd->ecd", {a, wd});
   Value routed = g.combine(y, weights, ids);
-  if (m.sharedExperts == 0)
+  if (m.sharedWidth() == 0)
     return routed;
-  Value shared =
-      buildDenseFfn(scope, c, x, "mlp.shared_experts", S("Fs"), "mlp");
+  Value shared = buildDenseFfn(
+      scope, c, x, m.sharedExpertGate ? "mlp.shared_expert" : "mlp.shared_experts",
+      S("Fs"), "mlp");
+  if (m.sharedExpertGate) {
+    // Qwen2-MoE: shared * sigmoid(x w), one gate value per token.
+    Value w = scope.weight("mlp.shared_expert_gate", {D}, "mlp");
+    Value gate = g.ewise(EwiseKind::sigmoid, {g.einsum("bsd,d->bs", {x, w})});
+    shared = g.ewise(EwiseKind::mul,
+                     {shared, g.broadcast(gate, {2}, xt.getDims())});
+  }
   return g.ewise(EwiseKind::add, {routed, shared});
 }
 

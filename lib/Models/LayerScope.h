@@ -13,7 +13,8 @@ namespace symbols {
 inline sym::Expr S(const char *name) { return sym::Expr::symbol(name); }
 } // namespace symbols
 
-/// Builds the body of a `stage.repeat` over `count` layers. Each weight the
+/// Builds the body of a `stage.repeat` over `count` layers (or periods of
+/// layers). Each weight the
 /// body asks for becomes a function-level `stage.param` stacked over the
 /// layers (`[count, ...]`) and a slice argument of the body, so the IR holds
 /// one layer whatever the depth.
@@ -27,6 +28,9 @@ public:
   GraphBuilder &body() { return inner; }
   /// The layer's input (the carried value).
   Value input() { return block->getArgument(0); }
+
+  /// The prefix of the weights asked for next (a period's next layer).
+  void setPrefix(std::string p) { prefix = std::move(p); }
 
   /// A weight of one layer with shape `dims`; `name` is relative to the
   /// scope's prefix.
@@ -55,7 +59,8 @@ Type getComputeType(MLIRContext *ctx, Precision p);
 /// Layer blocks (AttentionBlocks.cpp, FeedForwardBlocks.cpp). Each returns
 /// its contribution to the residual stream.
 FailureOr<Value> buildAttention(LayerScope &scope, const ModelConfig &config,
-                                const BuildOptions &options, Value x);
+                                const BuildOptions &options, Value x,
+                                bool sliding);
 Value buildFeedForward(LayerScope &scope, const ModelConfig &config, Value x,
                        bool moe);
 

@@ -2,6 +2,7 @@
 
 #include "Stage/Models/TransformerBuilder.h"
 
+#include "LayerPattern.h"
 #include "LayerScope.h"
 
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
@@ -13,43 +14,6 @@ using namespace mlir::stage;
 using namespace mlir::stage::models;
 using sym::Expr;
 using symbols::S;
-
-namespace {
-/// A run of consecutive identical layers: one `stage.repeat`.
-struct LayerRun {
-  int64_t begin, end; // layer indices [begin, end)
-  bool moe;
-  Expr count;
-  std::string prefix;
-};
-} // namespace
-
-/// Groups the layers into runs. The common shapes get symbolic counts: `L`
-/// for one run, `Ld` and `L - Ld` for dense layers followed by MoE layers.
-static SmallVector<LayerRun> getLayerRuns(const ModelConfig &c) {
-  SmallVector<LayerRun> runs;
-  for (int64_t i = 0; i < c.layers; ++i) {
-    bool moe = c.isMoELayer(i);
-    if (runs.empty() || runs.back().moe != moe)
-      runs.push_back({i, i + 1, moe, Expr(), ""});
-    else
-      runs.back().end = i + 1;
-  }
-  bool denseThenMoE = runs.size() == 2 && !runs[0].moe &&
-                      runs[0].end == (c.moe ? c.moe->firstDenseLayers : -1);
-  for (LayerRun &r : runs) {
-    if (runs.size() == 1)
-      r.count = S("L");
-    else if (denseThenMoE)
-      r.count = r.moe ? S("L") - S("Ld") : S("Ld");
-    else
-      r.count = Expr(r.end - r.begin);
-    r.prefix = runs.size() == 1 ? "layers"
-                                : "layers[" + std::to_string(r.begin) + ":" +
-                                      std::to_string(r.end) + "]";
-  }
-  return runs;
-}
 
 static sym::Bindings getBindings(const ModelConfig &c, const BuildOptions &o,
                                  ArrayRef<LayerRun> runs) {
@@ -67,32 +31,41 @@ static sym::Bindings getBindings(const ModelConfig &c, const BuildOptions &o,
     if (!(c.kvHeads == c.heads && c.learnedPositions))
       b["KV"] = c.kvHeads;
   }
-  bool anyDense = llvm::any_of(runs, [](const LayerRun &r) { return !r.moe; });
+  bool anyDense = false, anySliding = false;
+  for (const LayerRun &r : runs)
+    for (const LayerKind &k : r.period) {
+      anyDense |= !k.moe;
+      anySliding |= k.sliding;
+    }
   if (anyDense)
     b["F"] = c.ffn;
+  if (anySliding)
+    b["W"] = *c.slidingWindow;
   if (c.learnedPositions)
     b["P"] = c.maxPositions;
   if (c.moe) {
     b["E"] = c.moe->experts;
     b["K"] = c.moe->topK;
     b["Fe"] = c.moe->expertFfn;
-    if (c.moe->sharedExperts)
-      b["Fs"] = c.moe->expertFfn * c.moe->sharedExperts;
-    if (runs.size() == 2 && !runs[0].moe)
+    if (c.moe->sharedWidth())
+      b["Fs"] = c.moe->sharedWidth();
+    if (runs[0].count == S("Ld"))
       b["Ld"] = runs[0].end;
   }
   return b;
 }
 
+/// One decoder layer from `x`: its norms where the model places them,
+/// attention, the MLP and the residual adds.
 static FailureOr<Value> buildLayer(LayerScope &scope, const ModelConfig &c,
-                                   const BuildOptions &o, bool moe) {
+                                   const BuildOptions &o, LayerKind kind,
+                                   Value x) {
   GraphBuilder &g = scope.body();
   // Residual dropout: on each block's output, before it joins the stream.
   auto residual = [&](Value v) {
     return o.dropout && c.residualDropout > 0 ? g.dropout(v) : v;
   };
   Expr D = S("D");
-  Value x = scope.input();
   auto norm = [&](StringRef name, Value v) {
     Value w = scope.weight(name, {D}, "norm");
     Value b = c.normBias ? scope.weight((name + ".bias").str(), {D}, "norm")
@@ -100,14 +73,61 @@ static FailureOr<Value> buildLayer(LayerScope &scope, const ModelConfig &c,
     return g.norm(c.norm == NormStyle::RMS ? NormKind::rms : NormKind::layer,
                   v, w, b);
   };
-  Value h = norm("input_layernorm", x);
-  FailureOr<Value> attn = buildAttention(scope, c, o, h);
-  if (failed(attn))
-    return failure();
-  x = g.ewise(EwiseKind::add, {x, residual(*attn)});
-  Value h2 = norm("post_attention_layernorm", x);
-  return g.ewise(EwiseKind::add,
-                 {x, residual(buildFeedForward(scope, c, h2, moe))});
+  auto add = [&](Value a, Value b) { return g.ewise(EwiseKind::add, {a, b}); };
+  auto attention = [&](Value h) {
+    return buildAttention(scope, c, o, h, kind.sliding);
+  };
+  switch (c.normPlacement) {
+  case NormPlacement::Pre:
+  case NormPlacement::Sandwich: {
+    bool sandwich = c.normPlacement == NormPlacement::Sandwich;
+    FailureOr<Value> attn = attention(norm("input_layernorm", x));
+    if (failed(attn))
+      return failure();
+    Value a = sandwich ? norm("post_attention_layernorm", *attn) : *attn;
+    x = add(x, residual(a));
+    Value h = norm(sandwich ? "pre_feedforward_layernorm"
+                            : "post_attention_layernorm",
+                   x);
+    Value m = buildFeedForward(scope, c, h, kind.moe);
+    if (sandwich)
+      m = norm("post_feedforward_layernorm", m);
+    return add(x, residual(m));
+  }
+  case NormPlacement::Post: {
+    FailureOr<Value> attn = attention(x);
+    if (failed(attn))
+      return failure();
+    x = add(x, residual(norm("post_attention_layernorm", *attn)));
+    Value m = buildFeedForward(scope, c, x, kind.moe);
+    return add(x, residual(norm("post_feedforward_layernorm", m)));
+  }
+  case NormPlacement::Parallel: {
+    bool two = c.parallelNorms == 2;
+    Value h = norm(two ? "ln_attn" : "input_layernorm", x);
+    FailureOr<Value> attn = attention(h);
+    if (failed(attn))
+      return failure();
+    Value hm = two ? norm("ln_mlp", x) : h;
+    Value m = buildFeedForward(scope, c, hm, kind.moe);
+    return add(x, residual(add(*attn, m)));
+  }
+  }
+  llvm_unreachable("unknown norm placement");
+}
+
+/// The body of one run: its period's layers in order.
+static FailureOr<Value> buildRun(LayerScope &scope, const ModelConfig &c,
+                                 const BuildOptions &o, const LayerRun &run) {
+  Value x = scope.input();
+  for (auto [kind, prefix] : llvm::zip(run.period, run.prefixes)) {
+    scope.setPrefix(prefix);
+    FailureOr<Value> y = buildLayer(scope, c, o, kind, x);
+    if (failed(y))
+      return failure();
+    x = *y;
+  }
+  return x;
 }
 
 /// `@layer`: one decoder layer from hidden states to hidden states, the
@@ -118,7 +138,9 @@ static OwningOpRef<ModuleOp> buildSingleLayer(MLIRContext *ctx, Location loc,
   c.layers = 1;
   if (c.moe) {
     c.moe->firstDenseLayers = 0;
-    c.moe->layerFrequency = 1;
+    c.moe->denseLayers.clear();
+    c.moe->layerPeriod = 1;
+    c.moe->layerPhase = 0;
   }
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   OpBuilder b(ctx);
@@ -130,9 +152,10 @@ static OwningOpRef<ModuleOp> buildSingleLayer(MLIRContext *ctx, Location loc,
   b.setInsertionPointToStart(fn.addEntryBlock());
   GraphBuilder g(b, loc);
   Value x = g.input("x", {S("B"), S("S"), S("D")}, act);
-  SmallVector<LayerRun> runs = getLayerRuns(c);
-  LayerScope scope(b, loc, runs.front().count, runs.front().prefix, act, x);
-  FailureOr<Value> out = buildLayer(scope, c, o, runs.front().moe);
+  SmallVector<LayerRun> runs = getLayerRuns(c, o.seq);
+  LayerScope scope(b, loc, runs.front().count, runs.front().prefixes.front(),
+                   act, x);
+  FailureOr<Value> out = buildRun(scope, c, o, runs.front());
   if (failed(out))
     return {};
   func::ReturnOp::create(b, loc, scope.finish(*out));
@@ -169,13 +192,15 @@ OwningOpRef<ModuleOp> mlir::stage::buildTransformer(MLIRContext *ctx,
     Value table = g.param("embed_positions", {S("P"), D}, act, "embedding");
     x = g.ewise(EwiseKind::add, {x, g.embedding(table, positions)});
   }
+  if (c.scaleEmbeddings) // times sqrt(D)
+    x = g.generic({x}, 1);
   if (o.dropout && c.embeddingDropout > 0)
     x = g.dropout(x);
 
-  SmallVector<LayerRun> runs = getLayerRuns(c);
+  SmallVector<LayerRun> runs = getLayerRuns(c, o.seq);
   for (const LayerRun &run : runs) {
-    LayerScope scope(b, loc, run.count, run.prefix, act, x);
-    FailureOr<Value> out = buildLayer(scope, c, o, run.moe);
+    LayerScope scope(b, loc, run.count, run.prefixes.front(), act, x);
+    FailureOr<Value> out = buildRun(scope, c, o, run);
     if (failed(out))
       return {};
     x = scope.finish(*out);
@@ -192,6 +217,8 @@ OwningOpRef<ModuleOp> mlir::stage::buildTransformer(MLIRContext *ctx,
     Value head = g.param("lm_head", {D, V}, act, "embedding");
     logits = g.einsum("bsd,dv->bsv", {x, head});
   }
+  if (c.logitSoftcap) // cap * tanh(logits / cap)
+    logits = g.generic({logits}, 3);
   Value loss = g.crossEntropy(logits, labels, f32);
   func::ReturnOp::create(b, loc, loss);
 

@@ -136,7 +136,8 @@ void mlir::stage::absorbLatentAttention(AttentionOp op,
   dims.back() = width;
   auto attention = AttentionOp::create(
       b, op.getLoc(), qt.withDims(dims), query, cached, cached,
-      /*causal=*/false, ExprAttr::get(op.getContext(), width));
+      /*causal=*/false, ExprAttr::get(op.getContext(), width),
+      op.getWindowAttr());
   Value out = g.einsum("bshc,chk->bshk", {attention, l.valueUp});
   op.replaceAllUsesWith(out);
   Block *block = op->getBlock();

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir::stage {
 
@@ -19,12 +20,32 @@ enum class AttentionKind {
   Latent,  // multi-head latent attention (DeepSeek-V2/V3)
 };
 
-enum class ActivationKind {
-  SwiGLU, // silu(gate) * up, then down
-  GeLU,   // gelu(up), then down
+/// The MLP's nonlinearity (`hidden_act`). A gated MLP applies it to the
+/// gate and multiplies by the up projection: SiLU gives SwiGLU, GeLU GeGLU.
+enum class Activation {
+  SiLU,
+  GeLU,
+  ReLU,
+  ReLUSquared, // relu(x)^2 (Primer, Nemotron)
 };
 
 enum class NormStyle { RMS, Layer };
+
+/// Where a layer's norms sit.
+enum class NormPlacement {
+  Pre,      // before attention and before the MLP (Llama, GPT)
+  Sandwich, // before and after each block (Gemma-2/3: four norms)
+  Post,     // after each block, before its residual add (OLMo-2)
+  Parallel, // attention and MLP read the normed input; both are added
+            // to the residual (Falcon, GPT-J); one norm or one per block
+};
+
+/// Norms of the queries and keys before RoPE.
+enum class QKNorm {
+  None,
+  PerHead,  // over each head's Dh channels, one weight of Dh (Qwen3, Gemma-3)
+  AllHeads, // over all H*Dh (KV*Dh) channels of a token (OLMo-2)
+};
 
 enum class RouterScoring { Softmax, Sigmoid };
 
@@ -35,8 +56,19 @@ struct MoEConfig {
   int64_t sharedExperts = 0; // always-active experts, fused into one FFN
   RouterScoring scoring = RouterScoring::Softmax;
   bool routerBias = false;   // DeepSeek-V3's e_score_correction_bias
+  /// Width of the shared experts' one FFN; 0: sharedExperts * expertFfn.
+  int64_t sharedFfn = 0;
+  /// Qwen2-MoE: the shared expert's output scaled by sigmoid(x w), w: [D].
+  bool sharedExpertGate = false;
   int64_t firstDenseLayers = 0;
-  int64_t layerFrequency = 1; // every n-th layer after the dense ones is MoE
+  /// Layer i (not among the first dense ones nor in denseLayers) is MoE
+  /// when i % layerPeriod == layerPhase.
+  int64_t layerPeriod = 1, layerPhase = 0;
+  std::vector<int64_t> denseLayers; // Qwen's mlp_only_layers
+
+  int64_t sharedWidth() const {
+    return sharedFfn ? sharedFfn : sharedExperts * expertFfn;
+  }
 };
 
 struct LatentAttentionConfig {
@@ -64,7 +96,21 @@ struct ModelConfig {
   bool mlpBias = false;
   bool normBias = false; // LayerNorm with a bias
   NormStyle norm = NormStyle::RMS;
-  ActivationKind activation = ActivationKind::SwiGLU;
+  NormPlacement normPlacement = NormPlacement::Pre;
+  int64_t parallelNorms = 1; // NormPlacement::Parallel: one or two norms
+  QKNorm qkNorm = QKNorm::None;
+  Activation activation = Activation::SiLU;
+  bool gatedMlp = true;
+  /// Phi-3's qkv_proj and gate_up_proj, Falcon's query_key_value: one
+  /// checkpoint tensor, built as its parts (the names say so).
+  bool fusedQKV = false, fusedGateUp = false;
+  /// Keys per query of sliding-window layers (Mistral's sliding_window).
+  std::optional<int64_t> slidingWindow;
+  /// Which layers slide; empty: all of them (when slidingWindow is set).
+  std::vector<bool> slidingLayers;
+  /// Gemma-2's tanh soft-capping of attention scores and final logits.
+  std::optional<double> attentionSoftcap, logitSoftcap;
+  bool scaleEmbeddings = false; // Gemma: embeddings times sqrt(D)
   AttentionKind attention = AttentionKind::Grouped;
   LatentAttentionConfig latent;
   /// Dropout probabilities (GPT-2's embd_pdrop, attn_pdrop, resid_pdrop;
@@ -73,10 +119,24 @@ struct ModelConfig {
   std::optional<MoEConfig> moe;
 
   /// Whether layer `i` (0-based) is a mixture-of-experts layer.
-  bool isMoELayer(int64_t i) const {
-    return moe && i >= moe->firstDenseLayers &&
-           (i - moe->firstDenseLayers) % moe->layerFrequency == 0;
+  bool isMoELayer(int64_t i) const;
+  /// Whether layer `i` attends over a sliding window.
+  bool isSlidingLayer(int64_t i) const {
+    return slidingWindow &&
+           (slidingLayers.empty() ||
+            (i < int64_t(slidingLayers.size()) && slidingLayers[i]));
   }
+};
+
+/// What distinguishes one decoder layer from another: layers of one kind
+/// share one `stage.repeat` body.
+struct LayerKind {
+  bool moe = false;
+  bool sliding = false;
+  bool operator==(const LayerKind &o) const {
+    return moe == o.moe && sliding == o.sliding;
+  }
+  bool operator!=(const LayerKind &o) const { return !(*this == o); }
 };
 
 enum class Precision { BF16, FP16, FP32 };

@@ -98,6 +98,12 @@ static OwningOpRef<Operation *> importConfig(llvm::SourceMgr &sourceMgr,
                    << " learned positions of the model";
     return {};
   }
+  if (build.seq > config->maxPositions)
+    emitWarning(loc) << "--seq=" << build.seq
+                     << " exceeds the model's max_position_embeddings ("
+                     << config->maxPositions
+                     << "): the costs are those of a model stretched beyond "
+                        "its trained context";
   OwningOpRef<ModuleOp> module = buildTransformer(ctx, loc, *config, build);
   if (!module)
     return {};

@@ -67,16 +67,24 @@ Value GraphBuilder::norm(NormKind kind, Value x, Value weight, Value bias) {
   return NormOp::create(b, loc, x.getType(), kind, x, weight, bias);
 }
 
+Value GraphBuilder::generic(ValueRange inputs, int64_t flopsPerElement) {
+  return EwiseOp::create(b, loc, typeOf(inputs.front()), EwiseKind::generic,
+                         inputs, b.getI64IntegerAttr(flopsPerElement));
+}
+
 Value GraphBuilder::rope(Value x) {
   return RopeOp::create(b, loc, x.getType(), x);
 }
 
-Value GraphBuilder::attention(Value q, Value k, Value v, bool causal) {
+Value GraphBuilder::attention(Value q, Value k, Value v, bool causal,
+                              std::optional<Expr> window) {
   SymTensorType qt = typeOf(q);
   SmallVector<Expr> dims = {qt.getDim(0), qt.getDim(1), qt.getDim(2),
                             typeOf(v).getDim(3)};
-  return AttentionOp::create(b, loc, qt.withDims(dims), q, k, v, causal,
-                             /*value_width=*/ExprAttr());
+  return AttentionOp::create(
+      b, loc, qt.withDims(dims), q, k, v, causal,
+      /*value_width=*/ExprAttr(),
+      window ? ExprAttr::get(b.getContext(), *window) : ExprAttr());
 }
 
 Value GraphBuilder::embedding(Value table, Value ids) {

@@ -83,6 +83,13 @@ Cost CrossEntropyOp::getCost() {
   return {Expr(), Expr(4) * elems(getLogits()), operandAndResultBytes(*this)};
 }
 
+/// Scores of an attention: every query against every key, or against the
+/// `window` keys before it.
+static Expr scoreCount(SymTensorType q, SymTensorType k, ExprAttr window) {
+  Expr keys = window ? window.getValue() : k.getDim(1);
+  return q.getDim(0) * q.getDim(1) * keys * q.getDim(2);
+}
+
 // Q K^T and P V over the full score matrix (no causal discount), and the
 // online softmax (scale, max, exp, sum) per score. Flash attention reads q,
 // k, v once and writes the output.
@@ -91,7 +98,7 @@ Cost CrossEntropyOp::getCost() {
 Cost AttentionOp::getCost() {
   SymTensorType q = getQuery().getType(), k = getKey().getType(),
                 o = getResult().getType();
-  Expr scores = q.getDim(0) * q.getDim(1) * k.getDim(1) * q.getDim(2);
+  Expr scores = scoreCount(q, k, getWindowAttr());
   Expr bytes = operandAndResultBytes(*this);
   if (getKey() == getValue())
     bytes = bytes - bytesOf(getValue());
@@ -179,7 +186,7 @@ Cost CrossEntropyGradOp::getCost() {
 Cost AttentionGradOp::getCost() {
   SymTensorType q = getQuery().getType(), k = getKey().getType(),
                 v = getValue().getType();
-  Expr scores = q.getDim(0) * q.getDim(1) * k.getDim(1) * q.getDim(2);
+  Expr scores = scoreCount(q, k, getWindowAttr());
   Expr dk = q.getDim(3), dv = v.getDim(3);
   Expr recompute = Expr(2) * scores * dk;
   Cost c{Expr(2) * scores * (Expr(2) * dk + Expr(2) * dv) + recompute,

@@ -292,7 +292,8 @@ LogicalResult AttentionOp::buildGradient(GradientEmitter &e) {
   auto op = AttentionGradOp::create(
       g.builder(), g.getLoc(), getQuery().getType(), getKey().getType(),
       getValue().getType(), e.getForward(getQuery()), e.getForward(getKey()),
-      e.getForward(getValue()), e.getForward(getResult()), dc, getCausal());
+      e.getForward(getValue()), e.getForward(getResult()), dc, getCausal(),
+      getWindowAttr());
   Value ins[] = {getQuery(), getKey(), getValue()};
   Value grads[] = {op.getQueryGrad(), op.getKeyGrad(), op.getValueGrad()};
   for (auto [in, grad] : llvm::zip(ins, grads))

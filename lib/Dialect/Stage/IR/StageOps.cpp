@@ -390,6 +390,17 @@ LogicalResult CrossEntropyOp::verify() {
   return success();
 }
 
+LogicalResult mlir::stage::verifyAttentionWindow(Operation *op,
+                                                 ExprAttr window) {
+  if (!window)
+    return success();
+  std::optional<sym::Rational> w = window.getValue().getConstant();
+  if (w && (!w->isInteger() || w->isNegative() || w->isZero()))
+    return op->emitOpError("window must be a positive number of keys, got ")
+           << window.getValue().str();
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
   SymTensorType q = getQuery().getType(), k = getKey().getType(),
                 v = getValue().getType(), o = getResult().getType();

@@ -73,7 +73,7 @@ LogicalResult AttentionGradOp::verify() {
     return emitOpError("each gradient must have its input's shape");
   if (!sameShape(getOutput(), getGrad()))
     return emitOpError("the output gradient must have the output's shape");
-  return success();
+  return verifyAttentionWindow(*this, getWindowAttr());
 }
 
 LogicalResult TopKGradOp::verify() {

@@ -40,6 +40,9 @@ public:
   /// Result shape of the longest operand; element type of the first
   /// operand unless given (as for `cast`).
   Value ewise(EwiseKind kind, ValueRange inputs, Type elementType = {});
+  /// An elementwise op that is none of the named kinds, costing
+  /// `flopsPerElement` per result element (a scale, a soft-cap).
+  Value generic(ValueRange inputs, int64_t flopsPerElement);
   Value cast(Value v, Type elementType) {
     return typeOf(v).getElementType() == elementType
                ? v
@@ -51,7 +54,9 @@ public:
   Value dropout(Value x);
   Value norm(NormKind kind, Value x, Value weight = {}, Value bias = {});
   Value rope(Value x);
-  Value attention(Value q, Value k, Value v, bool causal);
+  /// With `window`, each query attends to that many keys before it.
+  Value attention(Value q, Value k, Value v, bool causal,
+                  std::optional<sym::Expr> window = std::nullopt);
   Value embedding(Value table, Value ids);
   Value crossEntropy(Value logits, Value labels, Type elementType);
   Value reshape(Value x, ArrayRef<sym::Expr> dims);

@@ -45,6 +45,10 @@ LogicalResult verifyGridAxes(Operation *op, FlatSymbolRefAttr grid,
 namespace mlir::stage {
 /// The stages of a pipeline, in order.
 SmallVector<PipelineStageOp> getPipelineStages(PipelineOp op);
+
+/// An attention's sliding window, when it has one, is a positive number of
+/// keys (a symbol, or a constant above zero).
+LogicalResult verifyAttentionWindow(Operation *op, ExprAttr window);
 } // namespace mlir::stage
 
 #endif // STAGE_DIALECT_STAGE_IR_STAGEOPS_H

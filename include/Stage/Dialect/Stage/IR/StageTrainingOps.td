@@ -130,6 +130,7 @@ def Stage_AttentionGradOp : Stage_ShardedOp<"attention_grad"> {
   let description = [{
     Recomputes the scores from q and k (no score matrix is stored), then
     computes dV, dP, dQ and dK. The recomputation counts as recompute FLOPs.
+    `window` is the forward's sliding window.
 
     ```mlir
     %dq, %dk, %dv = stage.attention_grad %q, %k, %v, %o, %do causal
@@ -139,12 +140,13 @@ def Stage_AttentionGradOp : Stage_ShardedOp<"attention_grad"> {
   }];
   let arguments = (ins Stage_Tensor:$query, Stage_Tensor:$key,
                        Stage_Tensor:$value, Stage_Tensor:$output,
-                       Stage_Tensor:$grad, UnitAttr:$causal);
+                       Stage_Tensor:$grad, UnitAttr:$causal,
+                       OptionalAttr<Stage_ExprAttr>:$window);
   let results = (outs Stage_Tensor:$query_grad, Stage_Tensor:$key_grad,
                       Stage_Tensor:$value_grad);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $output `,` $grad (`causal` $causal^)?
-    attr-dict `:` functional-type(operands, results)
+    (`window` $window^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

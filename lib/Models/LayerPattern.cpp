@@ -1,0 +1,111 @@
+//===- LayerPattern.cpp - A model's layers as repeated stacks -------------===//
+
+#include "LayerPattern.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLExtras.h"
+
+using namespace mlir::stage;
+using namespace mlir::stage::models;
+using sym::Expr;
+
+/// Runs of identical layers before one IR stays small.
+static constexpr size_t kMaxPlainRuns = 3;
+
+bool LayerRun::hasMoE() const {
+  return llvm::any_of(period, [](const LayerKind &k) { return k.moe; });
+}
+
+llvm::SmallVector<LayerKind> models::getLayerKinds(const ModelConfig &c,
+                                                   int64_t seq) {
+  bool windowBinds = c.slidingWindow && *c.slidingWindow < seq;
+  llvm::SmallVector<LayerKind> kinds;
+  for (int64_t i = 0; i < c.layers; ++i)
+    kinds.push_back({c.isMoELayer(i), windowBinds && c.isSlidingLayer(i)});
+  return kinds;
+}
+
+static std::string rangeName(int64_t begin, int64_t end) {
+  return "layers[" + std::to_string(begin) + ":" + std::to_string(end) + "]";
+}
+
+/// Consecutive identical layers of `kinds[begin, end)`, one run each.
+static void appendPlainRuns(llvm::ArrayRef<LayerKind> kinds, int64_t begin,
+                            int64_t end, llvm::SmallVector<LayerRun> &runs) {
+  for (int64_t i = begin; i < end; ++i) {
+    if (i > begin && runs.back().period.front() == kinds[i]) {
+      runs.back().end = i + 1;
+      continue;
+    }
+    LayerRun r;
+    r.begin = i;
+    r.end = i + 1;
+    r.period.push_back(kinds[i]);
+    runs.push_back(r);
+  }
+  for (LayerRun &r : runs) {
+    if (r.prefixes.empty()) {
+      r.count = Expr(r.end - r.begin);
+      r.prefixes.push_back(rangeName(r.begin, r.end));
+    }
+  }
+}
+
+/// The shortest period of at least two layers that repeats at least twice
+/// from layer 0 and leaves a tail of few runs, and its repetitions;
+/// {0, 0} if none.
+static std::pair<int64_t, int64_t>
+findPeriod(llvm::ArrayRef<LayerKind> kinds) {
+  int64_t n = kinds.size();
+  for (int64_t p = 2; 2 * p <= n; ++p) {
+    int64_t matched = p;
+    while (matched < n && kinds[matched] == kinds[matched % p])
+      ++matched;
+    int64_t repeats = matched / p;
+    size_t tailRuns = 0;
+    for (int64_t i = repeats * p; i < n; ++i)
+      tailRuns += i == repeats * p || kinds[i] != kinds[i - 1];
+    if (repeats >= 2 && tailRuns < kMaxPlainRuns)
+      return {p, repeats};
+  }
+  return {0, 0};
+}
+
+llvm::SmallVector<LayerRun> models::getLayerRuns(const ModelConfig &c,
+                                                 int64_t seq) {
+  llvm::SmallVector<LayerKind> kinds = getLayerKinds(c, seq);
+  int64_t n = kinds.size();
+  llvm::SmallVector<LayerRun> runs;
+  appendPlainRuns(kinds, 0, n, runs);
+  if (runs.size() == 1) {
+    runs[0].count = Expr::symbol("L");
+    runs[0].prefixes = {"layers"};
+    return runs;
+  }
+  bool denseThenMoE = runs.size() == 2 && !runs[0].hasMoE() &&
+                      runs[1].hasMoE() && c.moe &&
+                      runs[0].end == c.moe->firstDenseLayers;
+  if (denseThenMoE) {
+    runs[0].count = Expr::symbol("Ld");
+    runs[1].count = Expr::symbol("L") - Expr::symbol("Ld");
+  }
+  if (runs.size() <= kMaxPlainRuns)
+    return runs;
+  auto [p, repeats] = findPeriod(kinds);
+  if (!p)
+    return runs;
+  runs.clear();
+  LayerRun period;
+  period.begin = 0;
+  period.end = repeats * p;
+  period.period.assign(kinds.begin(), kinds.begin() + p);
+  period.count = period.end == n ? Expr::symbol("L").divExact(Expr(p))
+                                 : Expr(repeats);
+  for (int64_t j = 0; j < p; ++j)
+    period.prefixes.push_back("layers[" + std::to_string(j) + ":" +
+                              std::to_string(period.end) + ":" +
+                              std::to_string(p) + "]");
+  runs.push_back(period);
+  appendPlainRuns(kinds, period.end, n, runs);
+  return runs;
+}

@@ -1,0 +1,78 @@
+//===- ConfigReader.h - Typed access to a config.json object ----*- C++ -*-===//
+
+#ifndef STAGE_LIB_TARGET_HF_CONFIGREADER_H
+#define STAGE_LIB_TARGET_HF_CONFIGREADER_H
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/JSON.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::stage {
+
+/// Typed access to the fields of a config, reporting the first problem and
+/// remembering which fields were looked at (the rest are checked for
+/// fields that would change the model's shape: `unreadFields`).
+class ConfigReader {
+public:
+  ConfigReader(const llvm::json::Object &obj, Location loc)
+      : obj(obj), loc(loc) {}
+
+  bool ok() const { return !failed; }
+  Location getLoc() const { return loc; }
+  InFlightDiagnostic error() {
+    failed = true;
+    return emitError(loc);
+  }
+
+  /// Whether `key` is present and not null.
+  bool has(StringRef key);
+  /// Marks fields as understood without reading them (their values do not
+  /// change FLOPs, bytes or parameters: a norm's epsilon, RoPE's base).
+  void understood(std::initializer_list<StringRef> keys);
+
+  /// A required positive integer.
+  int64_t integer(StringRef key);
+  /// A positive integer that may be absent or null.
+  std::optional<int64_t> optionalInteger(StringRef key);
+  int64_t integerOr(StringRef key, int64_t def) {
+    return optionalInteger(key).value_or(def);
+  }
+  /// A non-negative count that may be absent or null.
+  int64_t countOr(StringRef key, int64_t def);
+  /// A list of non-negative integers (absent or null: empty).
+  std::vector<int64_t> integerList(StringRef key);
+  /// A list of strings (absent or null: empty).
+  std::vector<std::string> stringList(StringRef key);
+  bool boolean(StringRef key, bool def);
+  std::string string(StringRef key, StringRef def);
+  /// A probability in [0, 1) that may be absent or null.
+  double probability(StringRef key);
+  /// A positive number that may be absent or null.
+  std::optional<double> positiveNumber(StringRef key);
+
+  /// `num_attention_heads (7) does not divide hidden_size (4096)`.
+  void requireDivides(StringRef divisorKey, int64_t divisor,
+                      StringRef dividendKey, int64_t dividend);
+
+  /// Fields present that nothing read, in the config's order.
+  std::vector<std::string> unreadFields() const;
+
+  static std::string describe(const llvm::json::Value &v);
+
+private:
+  const llvm::json::Value *get(StringRef key);
+  int64_t checkedInteger(StringRef key, const llvm::json::Value &v,
+                         int64_t minimum);
+
+  const llvm::json::Object &obj;
+  Location loc;
+  bool failed = false;
+  llvm::StringSet<> seen;
+};
+
+} // namespace mlir::stage
+
+#endif // STAGE_LIB_TARGET_HF_CONFIGREADER_H

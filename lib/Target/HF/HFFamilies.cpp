@@ -1,0 +1,439 @@
+//===- HFFamilies.cpp - The model families the importer reads -------------===//
+//
+// One reader per family of HuggingFace configs. Each reads every field that
+// changes FLOPs, bytes or parameters, and refuses values it cannot model;
+// the field names and their defaults are those of the transformers config
+// classes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HFFamilies.h"
+
+using namespace mlir;
+using namespace mlir::stage;
+
+void mlir::stage::markCostFreeFields(ConfigReader &r) {
+  r.understood({"architectures", "model_type", "_name_or_path", "torch_dtype",
+                "dtype", "transformers_version", "use_cache", "bos_token_id",
+                "eos_token_id", "pad_token_id", "sep_token_id",
+                "decoder_start_token_id", "initializer_range",
+                "initializer_factor", "rms_norm_eps", "layer_norm_eps",
+                "layer_norm_epsilon", "norm_eps", "rope_theta", "rope_scaling",
+                "rope_parameters", "rope_local_base_freq",
+                "partial_rotary_factor", "original_max_position_embeddings",
+                "auto_map", "output_router_logits", "router_aux_loss_coef",
+                "router_z_loss_coef", "router_jitter_noise", "pretraining_tp",
+                "quantization_config", "tokenizer_class", "is_decoder",
+                "attn_implementation", "_attn_implementation",
+                "query_pre_attn_scalar", "cache_implementation",
+                "use_bfloat16", "id2label", "label2id", "task_specific_params",
+                "return_dict", "output_attentions", "output_hidden_states",
+                "tie_encoder_decoder", "torchscript", "chunk_size_feed_forward",
+                "problem_type", "use_return_dict", "gradient_checkpointing",
+                "max_length", "vocab_file"});
+}
+
+/// `hidden_act` (or the family's own key): the MLP's nonlinearity.
+static void readActivation(ConfigReader &r, ModelConfig &c, StringRef key,
+                           StringRef def) {
+  std::string act = r.string(key, def);
+  if (!r.ok())
+    return;
+  static const std::pair<const char *, Activation> kNames[] = {
+      {"silu", Activation::SiLU},
+      {"swish", Activation::SiLU},
+      {"gelu", Activation::GeLU},
+      {"gelu_new", Activation::GeLU},
+      {"gelu_fast", Activation::GeLU},
+      {"gelu_pytorch_tanh", Activation::GeLU},
+      {"gelu_python", Activation::GeLU},
+      {"gelu_accurate", Activation::GeLU},
+      {"quick_gelu", Activation::GeLU},
+      {"relu", Activation::ReLU},
+      {"relu2", Activation::ReLUSquared},
+  };
+  for (auto [name, a] : kNames)
+    if (act == name) {
+      c.activation = a;
+      return;
+    }
+  std::string known;
+  for (auto [name, a] : kNames)
+    known += (known.empty() ? "" : ", ") + std::string(name);
+  r.error() << "field '" << key << "' is '" << act
+            << "', which the importer cannot cost; supported: " << known;
+}
+
+/// Mistral's `sliding_window`: every layer attends to the last W keys.
+static void readSlidingWindow(ConfigReader &r, ModelConfig &c) {
+  c.slidingWindow = r.optionalInteger("sliding_window");
+}
+
+/// Qwen's `use_sliding_window`: layers from `max_window_layers` on slide;
+/// without it `sliding_window` is unused.
+static void readQwenSlidingWindow(ConfigReader &r, ModelConfig &c) {
+  r.understood({"sliding_window", "max_window_layers"});
+  if (!r.boolean("use_sliding_window", false))
+    return;
+  c.slidingWindow = r.integer("sliding_window");
+  int64_t first = r.countOr("max_window_layers", c.layers);
+  c.slidingLayers.assign(c.layers, false);
+  for (int64_t i = first; i < c.layers; ++i)
+    c.slidingLayers[i] = true;
+}
+
+/// `layer_types` ("sliding_attention" / "full_attention" per layer) when the
+/// config lists them; false when it does not.
+static bool readLayerTypes(ConfigReader &r, ModelConfig &c) {
+  std::vector<std::string> types = r.stringList("layer_types");
+  if (types.empty())
+    return false;
+  if (int64_t(types.size()) != c.layers) {
+    r.error() << "field 'layer_types' lists " << types.size()
+              << " layers but num_hidden_layers is " << c.layers;
+    return true;
+  }
+  c.slidingLayers.clear();
+  for (const std::string &t : types) {
+    if (t != "sliding_attention" && t != "full_attention") {
+      r.error() << "field 'layer_types' has '" << t
+                << "'; expected 'sliding_attention' or 'full_attention'";
+      return true;
+    }
+    c.slidingLayers.push_back(t == "sliding_attention");
+  }
+  return true;
+}
+
+/// The fields of Llama-style decoders (Llama, Mistral, Qwen, Phi-3, OLMo-2,
+/// Gemma): sizes, heads, biases, dropout.
+static void readDecoder(ConfigReader &r, ModelConfig &c, bool qkvBias) {
+  c.hidden = r.integer("hidden_size");
+  c.layers = r.integer("num_hidden_layers");
+  c.heads = r.integer("num_attention_heads");
+  c.kvHeads = r.integerOr("num_key_value_heads", c.heads);
+  c.ffn = r.integer("intermediate_size");
+  c.vocab = r.integer("vocab_size");
+  c.maxPositions = r.integerOr("max_position_embeddings", 4096);
+  c.tiedEmbeddings = r.boolean("tie_word_embeddings", false);
+  bool attentionBias = r.boolean("attention_bias", false);
+  c.qkvBias = qkvBias || attentionBias;
+  c.outputBias = attentionBias;
+  c.mlpBias = r.boolean("mlp_bias", false);
+  if (!r.ok())
+    return;
+  if (std::optional<int64_t> hd = r.optionalInteger("head_dim")) {
+    c.headDim = *hd;
+  } else {
+    r.requireDivides("num_attention_heads", c.heads, "hidden_size", c.hidden);
+    c.headDim = c.hidden / c.heads;
+  }
+  r.requireDivides("num_key_value_heads", c.kvHeads, "num_attention_heads",
+                   c.heads);
+  c.attentionDropout = r.probability("attention_dropout");
+  c.norm = NormStyle::RMS;
+  c.activation = Activation::SiLU;
+  c.gatedMlp = true;
+  readActivation(r, c, "hidden_act", "silu");
+}
+
+static void readLlama(ConfigReader &r, ModelConfig &c) {
+  readDecoder(r, c, false);
+}
+
+static void readMistral(ConfigReader &r, ModelConfig &c) {
+  readDecoder(r, c, false);
+  readSlidingWindow(r, c);
+}
+
+static void readQwen2(ConfigReader &r, ModelConfig &c) {
+  readDecoder(r, c, true);
+  readQwenSlidingWindow(r, c);
+}
+
+static void readQwen3(ConfigReader &r, ModelConfig &c) {
+  readDecoder(r, c, false);
+  readQwenSlidingWindow(r, c);
+  c.qkNorm = QKNorm::PerHead;
+}
+
+static void readPhi3(ConfigReader &r, ModelConfig &c) {
+  readDecoder(r, c, false);
+  readSlidingWindow(r, c);
+  c.fusedQKV = c.fusedGateUp = true;
+  c.embeddingDropout = r.probability("embd_pdrop");
+  c.residualDropout = r.probability("resid_pdrop");
+}
+
+static void readOlmo2(ConfigReader &r, ModelConfig &c) {
+  readDecoder(r, c, false);
+  c.normPlacement = NormPlacement::Post;
+  c.qkNorm = QKNorm::AllHeads;
+}
+
+/// Gemma, Gemma-2 and Gemma-3's text model: GeGLU, tied and scaled
+/// embeddings, an explicit head_dim.
+static void readGemmaCommon(ConfigReader &r, ModelConfig &c) {
+  c.hidden = r.integer("hidden_size");
+  c.layers = r.integer("num_hidden_layers");
+  c.heads = r.integer("num_attention_heads");
+  c.kvHeads = r.integerOr("num_key_value_heads", c.heads);
+  c.headDim = r.integerOr("head_dim", 256);
+  c.ffn = r.integer("intermediate_size");
+  c.vocab = r.integer("vocab_size");
+  c.maxPositions = r.integerOr("max_position_embeddings", 8192);
+  c.tiedEmbeddings = r.boolean("tie_word_embeddings", true);
+  c.qkvBias = c.outputBias = r.boolean("attention_bias", false);
+  c.attentionDropout = r.probability("attention_dropout");
+  r.requireDivides("num_key_value_heads", c.kvHeads, "num_attention_heads",
+                   c.heads);
+  c.norm = NormStyle::RMS;
+  c.gatedMlp = true;
+  c.scaleEmbeddings = true;
+  // Gemma's configs carry both keys; hidden_activation is the one used.
+  r.understood({"hidden_act"});
+  readActivation(r, c,
+                 r.has("hidden_activation") ? "hidden_activation"
+                                            : "hidden_act",
+                 "gelu_pytorch_tanh");
+}
+
+static void readGemma(ConfigReader &r, ModelConfig &c) {
+  readGemmaCommon(r, c);
+}
+
+static void readGemma2(ConfigReader &r, ModelConfig &c) {
+  readGemmaCommon(r, c);
+  c.normPlacement = NormPlacement::Sandwich;
+  c.slidingWindow = r.optionalInteger("sliding_window");
+  if (!readLayerTypes(r, c)) {
+    c.slidingLayers.clear();
+    for (int64_t i = 0; i < c.layers; ++i)
+      c.slidingLayers.push_back(i % 2 == 0);
+  }
+  c.attentionSoftcap = r.positiveNumber("attn_logit_softcapping");
+  c.logitSoftcap = r.positiveNumber("final_logit_softcapping");
+}
+
+static void readGemma3(ConfigReader &r, ModelConfig &c) {
+  readGemmaCommon(r, c);
+  c.normPlacement = NormPlacement::Sandwich;
+  c.qkNorm = QKNorm::PerHead;
+  c.slidingWindow = r.optionalInteger("sliding_window");
+  int64_t pattern = r.integerOr("sliding_window_pattern", 6);
+  if (!readLayerTypes(r, c)) {
+    c.slidingLayers.clear();
+    for (int64_t i = 0; i < c.layers; ++i)
+      c.slidingLayers.push_back((i + 1) % pattern != 0);
+  }
+  c.attentionSoftcap = r.positiveNumber("attn_logit_softcapping");
+  c.logitSoftcap = r.positiveNumber("final_logit_softcapping");
+}
+
+/// Falcon: fused query_key_value, multi-query (or grouped with
+/// new_decoder_architecture), attention and MLP in parallel from one or
+/// two LayerNorms, a GELU MLP of 4 D.
+static void readFalcon(ConfigReader &r, ModelConfig &c) {
+  c.hidden = r.integer("hidden_size");
+  c.layers = r.has("n_layer") ? r.integer("n_layer")
+                              : r.integer("num_hidden_layers");
+  c.heads = r.has("n_head") ? r.integer("n_head")
+                            : r.integer("num_attention_heads");
+  c.vocab = r.integer("vocab_size");
+  c.maxPositions = r.integerOr("max_position_embeddings", 2048);
+  c.tiedEmbeddings = r.boolean("tie_word_embeddings", true);
+  bool newArch = r.boolean("new_decoder_architecture", false);
+  bool multiQuery = r.boolean("multi_query", true);
+  bool parallel = r.boolean("parallel_attn", true);
+  bool bias = r.boolean("bias", false);
+  bool alibi = r.boolean("alibi", false);
+  // Which tensor the residual starts from: no change in cost.
+  r.understood({"apply_residual_connection_post_layernorm"});
+  c.ffn = r.integerOr("ffn_hidden_size", 4 * c.hidden);
+  int64_t kv = r.has("n_head_kv") ? r.integer("n_head_kv")
+                                  : r.integerOr("num_kv_heads", c.heads);
+  int64_t norms = r.integerOr("num_ln_in_parallel_attn", 2);
+  c.attentionDropout = r.probability("attention_dropout");
+  c.residualDropout = r.probability("hidden_dropout");
+  readActivation(r, c, "activation", "gelu");
+  if (!r.ok())
+    return;
+  if (alibi)
+    r.error() << "field 'alibi' is true: ALiBi attention biases are not "
+                 "modeled (Falcon-7B and -40B use RoPE)";
+  r.requireDivides("num_attention_heads", c.heads, "hidden_size", c.hidden);
+  c.headDim = c.hidden / c.heads;
+  c.kvHeads = newArch ? kv : multiQuery ? 1 : c.heads;
+  r.requireDivides("num_kv_heads", c.kvHeads, "num_attention_heads", c.heads);
+  c.qkvBias = c.outputBias = c.mlpBias = bias;
+  c.norm = NormStyle::Layer;
+  c.normBias = true;
+  c.gatedMlp = false;
+  c.fusedQKV = true;
+  c.normPlacement = parallel || newArch ? NormPlacement::Parallel
+                                        : NormPlacement::Pre;
+  c.parallelNorms = newArch ? norms : 1;
+  if (r.ok() && (c.parallelNorms < 1 || c.parallelNorms > 2))
+    r.error() << "field 'num_ln_in_parallel_attn' must be 1 or 2, got "
+              << c.parallelNorms;
+}
+
+static void readGPT2(ConfigReader &r, ModelConfig &c) {
+  c.hidden = r.integer("n_embd");
+  c.layers = r.integer("n_layer");
+  c.heads = r.integer("n_head");
+  c.vocab = r.integer("vocab_size");
+  c.maxPositions =
+      r.has("n_positions") ? r.integer("n_positions") : r.integer("n_ctx");
+  r.understood({"n_ctx"});
+  c.ffn = r.integerOr("n_inner", 4 * c.hidden);
+  c.tiedEmbeddings = r.boolean("tie_word_embeddings", true);
+  std::string act = r.string("activation_function", "gelu_new");
+  if (!r.ok())
+    return;
+  if (!StringRef(act).starts_with("gelu"))
+    r.error() << "field 'activation_function' is '" << act
+              << "'; the GPT-2 family supports the gelu variants";
+  r.requireDivides("n_head", c.heads, "n_embd", c.hidden);
+  c.kvHeads = c.heads;
+  c.headDim = c.hidden / c.heads;
+  c.learnedPositions = true;
+  c.embeddingDropout = r.probability("embd_pdrop");
+  c.attentionDropout = r.probability("attn_pdrop");
+  c.residualDropout = r.probability("resid_pdrop");
+  r.understood({"summary_type", "summary_use_proj", "summary_activation",
+                "summary_proj_to_labels", "summary_first_dropout",
+                "scale_attn_weights", "reorder_and_upcast_attn",
+                "scale_attn_by_inverse_layer_idx"});
+  c.qkvBias = c.outputBias = c.mlpBias = c.normBias = true;
+  c.norm = NormStyle::Layer;
+  c.activation = Activation::GeLU;
+  c.gatedMlp = false;
+}
+
+static void requireTopK(ConfigReader &r, const MoEConfig &m,
+                        StringRef expertsKey) {
+  if (r.ok() && m.topK > m.experts)
+    r.error() << "num_experts_per_tok (" << m.topK << ") exceeds "
+              << expertsKey << " (" << m.experts << ")";
+}
+
+static void readMixtral(ConfigReader &r, ModelConfig &c) {
+  readMistral(r, c);
+  MoEConfig m;
+  m.experts = r.integer("num_local_experts");
+  m.topK = r.integer("num_experts_per_tok");
+  m.expertFfn = c.ffn;
+  m.scoring = RouterScoring::Softmax;
+  requireTopK(r, m, "num_local_experts");
+  c.moe = m;
+}
+
+/// Qwen2-MoE and Qwen3-MoE: routed experts of moe_intermediate_size every
+/// decoder_sparse_step-th layer except mlp_only_layers; Qwen2-MoE adds a
+/// shared expert with a sigmoid gate.
+static void readQwenMoE(ConfigReader &r, ModelConfig &c, bool sharedExpert) {
+  MoEConfig m;
+  m.experts = r.integer("num_experts");
+  m.topK = r.integer("num_experts_per_tok");
+  m.expertFfn = r.integer("moe_intermediate_size");
+  int64_t step = r.integerOr("decoder_sparse_step", 1);
+  m.layerPeriod = step;
+  m.layerPhase = step - 1;
+  m.denseLayers = r.integerList("mlp_only_layers");
+  // Renormalizing the top-k weights costs 2 K per token: not counted.
+  r.boolean("norm_topk_prob", false);
+  if (sharedExpert) {
+    m.sharedFfn = r.countOr("shared_expert_intermediate_size", 0);
+    m.sharedExpertGate = m.sharedFfn > 0;
+  }
+  requireTopK(r, m, "num_experts");
+  for (int64_t l : m.denseLayers)
+    if (r.ok() && l >= c.layers)
+      r.error() << "mlp_only_layers lists layer " << l << " but the model has "
+                << c.layers << " layers";
+  c.moe = m;
+}
+
+static void readQwen2MoE(ConfigReader &r, ModelConfig &c) {
+  readQwen2(r, c);
+  readQwenMoE(r, c, /*sharedExpert=*/true);
+}
+
+static void readQwen3MoE(ConfigReader &r, ModelConfig &c) {
+  readQwen3(r, c);
+  readQwenMoE(r, c, /*sharedExpert=*/false);
+}
+
+static void readDeepSeek(ConfigReader &r, ModelConfig &c, bool v3) {
+  c.hidden = r.integer("hidden_size");
+  c.layers = r.integer("num_hidden_layers");
+  c.heads = r.integer("num_attention_heads");
+  c.ffn = r.integer("intermediate_size");
+  c.vocab = r.integer("vocab_size");
+  c.maxPositions = r.integerOr("max_position_embeddings", 4096);
+  c.tiedEmbeddings = r.boolean("tie_word_embeddings", false);
+  c.attention = AttentionKind::Latent;
+  c.latent.qLoraRank = r.optionalInteger("q_lora_rank");
+  c.latent.kvLoraRank = r.integer("kv_lora_rank");
+  c.latent.qkNopeHeadDim = r.integer("qk_nope_head_dim");
+  c.latent.qkRopeHeadDim = r.integer("qk_rope_head_dim");
+  c.latent.vHeadDim = r.integer("v_head_dim");
+  c.kvHeads = c.heads;
+  c.norm = NormStyle::RMS;
+  readActivation(r, c, "hidden_act", "silu");
+  // num_key_value_heads is kept for compatibility: MLA has its own heads.
+  // Group-limited routing (n_group, topk_group) picks experts, it does not
+  // change their cost.
+  r.understood({"num_key_value_heads", "n_group", "topk_group",
+                "routed_scaling_factor", "norm_topk_prob", "aux_loss_alpha",
+                "seq_aux", "ep_size", "attention_bias", "attention_dropout"});
+  if (!r.has("n_routed_experts"))
+    return; // a dense DeepSeek model
+  MoEConfig m;
+  m.experts = r.integer("n_routed_experts");
+  m.topK = r.integer("num_experts_per_tok");
+  m.expertFfn = r.integer("moe_intermediate_size");
+  m.sharedExperts = r.countOr("n_shared_experts", 0);
+  m.firstDenseLayers = r.countOr("first_k_dense_replace", 0);
+  m.layerPeriod = r.integerOr("moe_layer_freq", 1);
+  m.layerPhase = m.firstDenseLayers % m.layerPeriod;
+  std::string scoring = r.string("scoring_func", v3 ? "sigmoid" : "softmax");
+  std::string topkMethod = r.string("topk_method", v3 ? "noaux_tc" : "greedy");
+  if (!r.ok())
+    return;
+  if (scoring != "softmax" && scoring != "sigmoid")
+    r.error() << "field 'scoring_func' is '" << scoring
+              << "'; expected 'softmax' or 'sigmoid'";
+  m.scoring = scoring == "sigmoid" ? RouterScoring::Sigmoid
+                                   : RouterScoring::Softmax;
+  m.routerBias = topkMethod == "noaux_tc";
+  requireTopK(r, m, "n_routed_experts");
+  if (r.ok() && m.firstDenseLayers > c.layers)
+    r.error() << "first_k_dense_replace (" << m.firstDenseLayers
+              << ") exceeds num_hidden_layers (" << c.layers << ")";
+  c.moe = m;
+}
+
+static const HFFamily kFamilies[] = {
+    {"LlamaForCausalLM", "llama", readLlama},
+    {"MistralForCausalLM", "mistral", readMistral},
+    {"Qwen2ForCausalLM", "qwen2", readQwen2},
+    {"Qwen3ForCausalLM", "qwen3", readQwen3},
+    {"Phi3ForCausalLM", "phi3", readPhi3},
+    {"Olmo2ForCausalLM", "olmo2", readOlmo2},
+    {"GemmaForCausalLM", "gemma", readGemma},
+    {"Gemma2ForCausalLM", "gemma2", readGemma2},
+    {"Gemma3ForCausalLM", "gemma3_text", readGemma3},
+    {"FalconForCausalLM", "falcon", readFalcon},
+    {"GPT2LMHeadModel", "gpt2", readGPT2},
+    {"MixtralForCausalLM", "mixtral", readMixtral},
+    {"Qwen2MoeForCausalLM", "qwen2_moe", readQwen2MoE},
+    {"Qwen3MoeForCausalLM", "qwen3_moe", readQwen3MoE},
+    {"DeepseekV2ForCausalLM", "deepseek_v2",
+     [](ConfigReader &r, ModelConfig &c) { readDeepSeek(r, c, false); }},
+    {"DeepseekV3ForCausalLM", "deepseek_v3",
+     [](ConfigReader &r, ModelConfig &c) { readDeepSeek(r, c, true); }},
+};
+
+llvm::ArrayRef<HFFamily> mlir::stage::getHFFamilies() { return kFamilies; }
