@@ -43,18 +43,22 @@ LogicalResult mlir::stage::buildMixedIterations(ServeOp serve,
       std::swap(dims[0], dims[1]); // [1, B, ...] -> [B, 1, ...]
       return g.reshape(p, dims);
     };
-    auto write = [&](Value v, StringRef name, const Expr &offset) {
-      return writeToCache(b, a.getLoc(), v, name, offset);
+    auto write = [&](Value v, StringRef name, const Expr &offset,
+                     ExprAttr window) {
+      return writeToCache(b, a.getLoc(), v, name, offset, window);
     };
+    // A running request reads its cache, the last W positions of it under
+    // a sliding window; a prompt chunk attends over its whole prefix.
+    ExprAttr window = a.getWindowAttr();
     Value q = a.getQuery(), k = a.getKey(), v = a.getValue();
-    Value decoded =
-        g.attention(part(q, true), write(part(k, true), cached.keyCache, T),
-                    write(part(v, true), cached.valueCache, T),
-                    /*causal=*/false);
-    Value chunk = g.attention(part(q, false),
-                              write(part(k, false), cached.keyCache, j * C),
-                              write(part(v, false), cached.valueCache, j * C),
-                              /*causal=*/true);
+    Value decoded = g.attention(
+        part(q, true), write(part(k, true), cached.keyCache, T, window),
+        write(part(v, true), cached.valueCache, T, window),
+        /*causal=*/false);
+    Value chunk = g.attention(
+        part(q, false), write(part(k, false), cached.keyCache, j * C, {}),
+        write(part(v, false), cached.valueCache, j * C, {}),
+        /*causal=*/true);
     SmallVector<Expr> dims = GraphBuilder::typeOf(decoded).getDims();
     std::swap(dims[0], dims[1]);
     Value joined = g.concat({g.reshape(decoded, dims), chunk}, 1);

@@ -135,12 +135,17 @@ FailureOr<ForwardProgram> mlir::stage::readForward(Block &body,
 
 /// The cache of one attention's keys or values (entries of `entry` dims,
 /// positions at 1): S + N positions (S without decode steps, which context
-/// parallelism splits), stacked over the layer stacks it runs in.
+/// parallelism splits; W for sliding-window attention, a ring of the last
+/// W positions), stacked over the layer stacks it runs in.
 SymTensorType mlir::stage::cacheType(AttentionOp a, ArrayRef<Expr> entry,
                                      Type elementType, Operation *program,
                                      bool decodes) {
   SmallVector<Expr> dims(entry.begin(), entry.end());
-  dims[1] = decodes ? Expr::symbol("S") + Expr::symbol("N") : Expr::symbol("S");
+  if (a.getWindow())
+    dims[1] = a.getWindow()->getValue();
+  else
+    dims[1] =
+        decodes ? Expr::symbol("S") + Expr::symbol("N") : Expr::symbol("S");
   SmallVector<Expr> stack;
   for (Operation *p = a->getParentOp(); p && p != program; p = p->getParentOp())
     if (auto rep = dyn_cast<RepeatOp>(p))
@@ -156,12 +161,13 @@ SymTensorType mlir::stage::cacheType(AttentionOp a, ArrayRef<Expr> entry,
 /// lets attention read the cache so far; a decode step's latent attention
 /// takes the absorbed form.
 Value mlir::stage::writeToCache(OpBuilder &b, Location loc, Value v,
-                                StringRef name, const Expr &offset) {
+                                StringRef name, const Expr &offset,
+                                ExprAttr window) {
   auto t = cast<SymTensorType>(v.getType());
   SmallVector<Expr> dims = t.getDims();
-  dims[1] = offset + dims[1];
+  dims[1] = window ? window.getValue() : offset + dims[1];
   return CacheWriteOp::create(b, loc, t.withDims(dims), v, name, 1,
-                              ExprAttr::get(b.getContext(), offset));
+                              ExprAttr::get(b.getContext(), offset), window);
 }
 
 void mlir::stage::writeCaches(ForwardProgram &f, IRMapping &map,
@@ -169,8 +175,11 @@ void mlir::stage::writeCaches(ForwardProgram &f, IRMapping &map,
   for (CachedAttention &cached : f.attentions) {
     auto a = cast<AttentionOp>(map.lookup(cached.op.getOperation()));
     OpBuilder b(a);
+    // A decode step reads the window's positions; the prompt attends over
+    // its own keys (the ring keeps their last W).
+    ExprAttr window = decode ? a.getWindowAttr() : ExprAttr();
     auto write = [&](Value v, StringRef name) {
-      return writeToCache(b, a.getLoc(), v, name, offset);
+      return writeToCache(b, a.getLoc(), v, name, offset, window);
     };
     if (cached.latent >= 0) {
       const LatentAttention &l = f.latents[cached.latent];

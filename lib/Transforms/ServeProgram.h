@@ -77,9 +77,10 @@ SymTensorType cacheType(AttentionOp a, ArrayRef<sym::Expr> entry,
                         Type elementType, Operation *program, bool decodes);
 
 /// `v` (new positions along dimension 1) written into the cache `name` at
-/// `offset`; the cache's positions [0, offset + n) as a view.
+/// `offset`; the cache's positions [0, offset + n) as a view (with
+/// `window`, the last W positions).
 Value writeToCache(OpBuilder &b, Location loc, Value v, StringRef name,
-                   const sym::Expr &offset);
+                   const sym::Expr &offset, ExprAttr window = {});
 
 /// Writes the keys and values of every attention of `f` (its clone, through
 /// `map`) into their caches at `offset`; a decode step's latent attention

@@ -92,11 +92,16 @@ LogicalResult mlir::stage::report::buildServingReports(
 
     SectionBuilder m(fn, b, "memory", "Memory per rank (bytes)");
     m.add("weights", "weights", "B", mem.weights);
-    m.add("kv_cache", "KV cache at the end of decode (S + N positions)", "B",
-          mem.kvCache);
+    // Sliding-window layers keep a ring of their last W positions.
+    std::string windowed =
+        mem.kvCache.symbols().count("W") ? "; W in sliding-window layers" : "";
+    m.add("kv_cache",
+          "KV cache at the end of decode (S + N positions" + windowed + ")",
+          "B", mem.kvCache);
     sym::Result<sym::Expr> start = mem.kvCache.substitute({{"N", sym::Expr()}});
-    m.add("kv_cache_start", "KV cache at the start of decode (S positions)",
-          "B", start ? *start : mem.kvCache);
+    m.add("kv_cache_start",
+          "KV cache at the start of decode (S positions" + windowed + ")", "B",
+          start ? *start : mem.kvCache);
     m.addValue("prefill_transient", "largest prefill working set", "B",
                mem.prefillTransient);
     m.addValue("decode_transient", "largest decode-step working set", "B",

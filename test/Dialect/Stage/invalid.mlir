@@ -314,6 +314,22 @@ func.func @f(%q: !stage.tensor<[B, S, H, Dh], bf16>, %v: !stage.tensor<[B, S, H,
 
 // -----
 
+func.func @f(%q: !stage.tensor<[B, S, H, Dh], bf16>) {
+  // expected-error @+1 {{window must be a positive number of keys, got 0}}
+  %0 = stage.attention %q, %q, %q causal window <0> : (!stage.tensor<[B, S, H, Dh], bf16>, !stage.tensor<[B, S, H, Dh], bf16>, !stage.tensor<[B, S, H, Dh], bf16>) -> !stage.tensor<[B, S, H, Dh], bf16>
+  return
+}
+
+// -----
+
+func.func @f(%q: !stage.tensor<[B, S, H, Dh], bf16>) {
+  // expected-error @+1 {{window must be a positive number of keys, got -4}}
+  %0:3 = stage.attention_grad %q, %q, %q, %q, %q causal window <-4> : (!stage.tensor<[B, S, H, Dh], bf16>, !stage.tensor<[B, S, H, Dh], bf16>, !stage.tensor<[B, S, H, Dh], bf16>, !stage.tensor<[B, S, H, Dh], bf16>, !stage.tensor<[B, S, H, Dh], bf16>) -> (!stage.tensor<[B, S, H, Dh], bf16>, !stage.tensor<[B, S, H, Dh], bf16>, !stage.tensor<[B, S, H, Dh], bf16>)
+  return
+}
+
+// -----
+
 func.func @f(%a: !stage.tensor<[B, S, H, Dh], bf16>) {
   // expected-error @+1 {{changes the element count from B*S*H*Dh to B*S*H}}
   %0 = stage.reshape %a : !stage.tensor<[B, S, H, Dh], bf16> -> !stage.tensor<[B, S, H], bf16>

@@ -8,6 +8,14 @@ func.func @f(%k: !stage.tensor<[B, 1, KV, Dh], bf16>) {
 
 // -----
 
+func.func @f(%k: !stage.tensor<[B, 1, KV, Dh], bf16>) {
+  // expected-error @+1 {{result must be the operand with dimension 1 of size W (the window)}}
+  %0 = stage.cache_write %k into "c" dim 1 offset S window <W> : !stage.tensor<[B, 1, KV, Dh], bf16> -> !stage.tensor<[B, S + 1, KV, Dh], bf16>
+  return
+}
+
+// -----
+
 func.func @f(%k: !stage.tensor<[B, 1], bf16>) {
   // expected-error @+1 {{dim 2 is out of range}}
   %0 = stage.cache_write %k into "c" dim 2 offset S : !stage.tensor<[B, 1], bf16> -> !stage.tensor<[B, 1], bf16>

@@ -426,7 +426,7 @@ LogicalResult AttentionOp::verify() {
   if (o.getDims() != expected)
     return emitOpError("result shape ")
            << shapeStr(o) << " should be " << shapeStr(o.withDims(expected));
-  return success();
+  return verifyAttentionWindow(*this, getWindowAttr());
 }
 
 //===----------------------------------------------------------------------===//

@@ -37,7 +37,9 @@ def Stage_CacheWriteOp : Stage_ShardedOp<"cache_write"> {
     Writes `input` (the keys or values of the new positions) into the cache
     `cache` at position `offset` along `dim`, and returns the cached
     positions `[0, offset + n)` as a view of the cache: what attention reads.
-    Moves the new positions once (read and write); no FLOPs.
+    Moves the new positions once (read and write); no FLOPs. With `window
+    W` the cache is a ring of the last `W` positions (sliding-window
+    attention) and the view is those `W` positions.
 
     ```mlir
     %k = stage.cache_write %knew into "layers.self_attn.k" dim 1 offset S + i
@@ -45,11 +47,12 @@ def Stage_CacheWriteOp : Stage_ShardedOp<"cache_write"> {
     ```
   }];
   let arguments = (ins Stage_Tensor:$input, StrAttr:$cache, I64Attr:$dim,
-                       Stage_ExprAttr:$offset);
+                       Stage_ExprAttr:$offset,
+                       OptionalAttr<Stage_ExprAttr>:$window);
   let results = (outs Stage_Tensor:$result);
   let assemblyFormat = [{
     $input `into` $cache `dim` $dim `offset` custom<SymExpr>($offset)
-    attr-dict `:` qualified(type($input)) `->` qualified(type($result))
+    (`window` $window^)? attr-dict `:` qualified(type($input)) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
 }
