@@ -65,6 +65,8 @@ FailureOr<ParameterCounts> mlir::stage::countParameters(Operation *fn) {
       c.embedding += n;
     else if (group == "attention")
       c.attention += n;
+    else if (group == "ssm")
+      c.ssm += n;
     else if (group == "expert")
       c.expert += n;
     else

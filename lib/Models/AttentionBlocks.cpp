@@ -91,7 +91,7 @@ static FailureOr<Value> buildGroupedAttention(LayerScope &scope,
     q = normHeads(scope, c, q, "self_attn.q_norm", H);
     k = normHeads(scope, c, k, "self_attn.k_norm", KV);
   }
-  if (!c.learnedPositions) {
+  if (c.rotary && !c.learnedPositions) {
     q = g.rope(q);
     k = g.rope(k);
   }

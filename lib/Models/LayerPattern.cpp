@@ -13,15 +13,27 @@ using sym::Expr;
 static constexpr size_t kMaxPlainRuns = 3;
 
 bool LayerRun::hasMoE() const {
-  return llvm::any_of(period, [](const LayerKind &k) { return k.moe; });
+  return llvm::any_of(period,
+                      [](const LayerKind &k) { return k.ffn == FfnKind::MoE; });
 }
 
 llvm::SmallVector<LayerKind> models::getLayerKinds(const ModelConfig &c,
                                                    int64_t seq) {
   bool windowBinds = c.slidingWindow && *c.slidingWindow < seq;
   llvm::SmallVector<LayerKind> kinds;
-  for (int64_t i = 0; i < c.layers; ++i)
-    kinds.push_back({c.isMoELayer(i), windowBinds && c.isSlidingLayer(i)});
+  for (int64_t i = 0; i < c.layers; ++i) {
+    LayerKind k;
+    if (!c.layerKinds.empty()) {
+      k = c.layerKinds[i];
+    } else if (c.ssm) {
+      k.mixer = Mixer::SSM;
+      k.ffn = FfnKind::None;
+    } else {
+      k.ffn = c.isMoELayer(i) ? FfnKind::MoE : FfnKind::Dense;
+    }
+    k.sliding = k.mixer == Mixer::Attention && windowBinds && c.isSlidingLayer(i);
+    kinds.push_back(k);
+  }
   return kinds;
 }
 

@@ -56,13 +56,15 @@ private:
 /// The element type of weights and activations for a precision.
 Type getComputeType(MLIRContext *ctx, Precision p);
 
-/// Layer blocks (AttentionBlocks.cpp, FeedForwardBlocks.cpp). Each returns
+/// Layer blocks (AttentionBlocks.cpp, FeedForwardBlocks.cpp, SSMBlocks.cpp). Each returns
 /// its contribution to the residual stream.
 FailureOr<Value> buildAttention(LayerScope &scope, const ModelConfig &config,
                                 const BuildOptions &options, Value x,
                                 bool sliding);
 Value buildFeedForward(LayerScope &scope, const ModelConfig &config, Value x,
                        bool moe);
+/// A Mamba or Mamba-2 mixer (SSMBlocks.cpp).
+Value buildMamba(LayerScope &scope, const ModelConfig &config, Value x);
 
 /// Adds `bias` (shape: the trailing dims of `x`) to `x` when `enabled`.
 Value addBias(LayerScope &scope, Value x, StringRef name,

@@ -31,12 +31,32 @@ static sym::Bindings getBindings(const ModelConfig &c, const BuildOptions &o,
     if (!(c.kvHeads == c.heads && c.learnedPositions))
       b["KV"] = c.kvHeads;
   }
-  bool anyDense = false, anySliding = false;
+  bool anyDense = false, anySliding = false, anyAttention = false;
   for (const LayerRun &r : runs)
     for (const LayerKind &k : r.period) {
-      anyDense |= !k.moe;
+      anyDense |= k.ffn == FfnKind::Dense;
       anySliding |= k.sliding;
+      anyAttention |= k.mixer == Mixer::Attention;
     }
+  if (!anyAttention) {
+    b.erase("H");
+    b.erase("Dh");
+    b.erase("KV");
+  }
+  if (c.ssm) {
+    const SSMConfig &m = *c.ssm;
+    b["N"] = m.state;
+    b["Kc"] = m.convKernel;
+    if (m.version == 1) {
+      b["Di"] = m.inner;
+      b["R"] = m.dtRank;
+    } else {
+      b["Hm"] = m.heads;
+      b["P"] = m.headDim;
+      b["G"] = m.groups;
+      b["Q"] = m.chunk;
+    }
+  }
   if (anyDense)
     b["F"] = c.ffn;
   if (anySliding)
@@ -74,14 +94,29 @@ static FailureOr<Value> buildLayer(LayerScope &scope, const ModelConfig &c,
                   v, w, b);
   };
   auto add = [&](Value a, Value b) { return g.ewise(EwiseKind::add, {a, b}); };
-  auto attention = [&](Value h) {
+  // Attention or a state-space mixer.
+  auto mixer = [&](Value h) -> FailureOr<Value> {
+    if (kind.mixer == Mixer::SSM)
+      return buildMamba(scope, c, h);
     return buildAttention(scope, c, o, h, kind.sliding);
   };
+  // A layer with one block (Mamba's, Nemotron-H's) has one norm before it.
+  if (kind.mixer == Mixer::None || kind.ffn == FfnKind::None) {
+    Value h = norm("norm", x);
+    FailureOr<Value> y = kind.mixer == Mixer::None
+                             ? FailureOr<Value>(buildFeedForward(
+                                   scope, c, h, kind.ffn == FfnKind::MoE))
+                             : mixer(h);
+    if (failed(y))
+      return failure();
+    return add(x, residual(*y));
+  }
+  bool moe = kind.ffn == FfnKind::MoE;
   switch (c.normPlacement) {
   case NormPlacement::Pre:
   case NormPlacement::Sandwich: {
     bool sandwich = c.normPlacement == NormPlacement::Sandwich;
-    FailureOr<Value> attn = attention(norm("input_layernorm", x));
+    FailureOr<Value> attn = mixer(norm("input_layernorm", x));
     if (failed(attn))
       return failure();
     Value a = sandwich ? norm("post_attention_layernorm", *attn) : *attn;
@@ -89,27 +124,27 @@ static FailureOr<Value> buildLayer(LayerScope &scope, const ModelConfig &c,
     Value h = norm(sandwich ? "pre_feedforward_layernorm"
                             : "post_attention_layernorm",
                    x);
-    Value m = buildFeedForward(scope, c, h, kind.moe);
+    Value m = buildFeedForward(scope, c, h, moe);
     if (sandwich)
       m = norm("post_feedforward_layernorm", m);
     return add(x, residual(m));
   }
   case NormPlacement::Post: {
-    FailureOr<Value> attn = attention(x);
+    FailureOr<Value> attn = mixer(x);
     if (failed(attn))
       return failure();
     x = add(x, residual(norm("post_attention_layernorm", *attn)));
-    Value m = buildFeedForward(scope, c, x, kind.moe);
+    Value m = buildFeedForward(scope, c, x, moe);
     return add(x, residual(norm("post_feedforward_layernorm", m)));
   }
   case NormPlacement::Parallel: {
     bool two = c.parallelNorms == 2;
     Value h = norm(two ? "ln_attn" : "input_layernorm", x);
-    FailureOr<Value> attn = attention(h);
+    FailureOr<Value> attn = mixer(h);
     if (failed(attn))
       return failure();
     Value hm = two ? norm("ln_mlp", x) : h;
-    Value m = buildFeedForward(scope, c, hm, kind.moe);
+    Value m = buildFeedForward(scope, c, hm, moe);
     return add(x, residual(add(*attn, m)));
   }
   }

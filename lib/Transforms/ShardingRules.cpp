@@ -37,11 +37,11 @@ static Role standardRole(StringRef s) {
     return Role::Batch;
   if (s == "S")
     return Role::Seq;
-  if (s == "H")
+  if (s == "H" || s == "Hm") // attention heads, Mamba-2 heads
     return Role::Heads;
-  if (s == "KV" || s == "KVr")
+  if (s == "KV" || s == "KVr" || s == "G") // Mamba-2 groups share B and C
     return Role::KVHeads;
-  if (s == "F" || s == "Fe" || s == "Fs")
+  if (s == "F" || s == "Fe" || s == "Fs" || s == "Di") // Di: Mamba channels
     return Role::Ffn;
   if (s == "V")
     return Role::Vocab;

@@ -20,6 +20,7 @@ struct ParameterCounts {
   sym::Expr total;
   sym::Expr embedding; // group "embedding": token and position tables, LM head
   sym::Expr attention; // group "attention"
+  sym::Expr ssm;       // group "ssm": state-space mixers
   sym::Expr expert;    // group "expert": routed experts
   sym::Expr dense;     // everything else: MLPs, norms, routers, shared experts
   /// Weights a token uses: all but the routed experts, plus K/E of them.

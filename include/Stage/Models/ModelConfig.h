@@ -71,12 +71,44 @@ struct MoEConfig {
   }
 };
 
+/// A Mamba (selective scan) or Mamba-2 (SSD) mixer.
+struct SSMConfig {
+  int version = 1;        // 1: Mamba, 2: Mamba-2
+  int64_t inner = 0;      // Di: expand * D channels
+  int64_t state = 0;      // N: state per channel (d_state)
+  int64_t convKernel = 4; // Kc: taps of the causal convolution
+  int64_t dtRank = 0;     // R: Mamba's low-rank dt projection
+  int64_t heads = 0;      // Hm: Mamba-2 heads of P channels each
+  int64_t headDim = 0;    // P
+  int64_t groups = 1;     // G: Mamba-2 groups sharing B and C
+  int64_t chunk = 256;    // Q: Mamba-2's SSD chunk
+  bool convBias = true, projBias = false;
+  bool innerNorms = false; // Jamba: RMS norms of dt, B and C
+};
+
 struct LatentAttentionConfig {
   std::optional<int64_t> qLoraRank; // null: q is projected directly
   int64_t kvLoraRank = 0;
   int64_t qkNopeHeadDim = 0;
   int64_t qkRopeHeadDim = 0;
   int64_t vHeadDim = 0;
+};
+
+/// What mixes tokens in a layer.
+enum class Mixer { Attention, SSM, None };
+/// What follows the mixer.
+enum class FfnKind { Dense, MoE, None };
+
+/// What distinguishes one decoder layer from another: layers of one kind
+/// share one `stage.repeat` body.
+struct LayerKind {
+  Mixer mixer = Mixer::Attention;
+  FfnKind ffn = FfnKind::Dense;
+  bool sliding = false;
+  bool operator==(const LayerKind &o) const {
+    return mixer == o.mixer && ffn == o.ffn && sliding == o.sliding;
+  }
+  bool operator!=(const LayerKind &o) const { return !(*this == o); }
 };
 
 struct ModelConfig {
@@ -91,6 +123,7 @@ struct ModelConfig {
   int64_t maxPositions = 0; // P
   bool tiedEmbeddings = false;
   bool learnedPositions = false; // GPT: a position table added to tokens
+  bool rotary = true; // RoPE on q and k (Jamba's attention has none)
   bool qkvBias = false;
   bool outputBias = false;
   bool mlpBias = false;
@@ -117,6 +150,11 @@ struct ModelConfig {
   /// Llama's attention_dropout); 0 means no dropout op.
   double embeddingDropout = 0, attentionDropout = 0, residualDropout = 0;
   std::optional<MoEConfig> moe;
+  std::optional<SSMConfig> ssm;
+  /// Hybrids (Jamba, Nemotron-H): each layer's mixer and MLP, read from the
+  /// config; empty: attention and an MLP (MoE by isMoELayer) everywhere,
+  /// or the SSM mixer alone when `ssm` is set.
+  std::vector<LayerKind> layerKinds;
 
   /// Whether layer `i` (0-based) is a mixture-of-experts layer.
   bool isMoELayer(int64_t i) const;
@@ -128,16 +166,7 @@ struct ModelConfig {
   }
 };
 
-/// What distinguishes one decoder layer from another: layers of one kind
-/// share one `stage.repeat` body.
-struct LayerKind {
-  bool moe = false;
-  bool sliding = false;
-  bool operator==(const LayerKind &o) const {
-    return moe == o.moe && sliding == o.sliding;
-  }
-  bool operator!=(const LayerKind &o) const { return !(*this == o); }
-};
+
 
 enum class Precision { BF16, FP16, FP32 };
 

@@ -415,6 +415,176 @@ static void readDeepSeek(ConfigReader &r, ModelConfig &c, bool v3) {
   c.moe = m;
 }
 
+/// Mamba's dt rank: an integer or "auto", ceil(D / 16).
+static int64_t readDtRank(ConfigReader &r, StringRef key, int64_t hidden) {
+  if (r.has(key) && !r.optionalInteger(key) && r.ok()) {
+    if (r.string(key, "auto") != "auto")
+      r.error() << "field '" << key << "' must be an integer or \"auto\"";
+    return (hidden + 15) / 16;
+  }
+  return r.integerOr(key, (hidden + 15) / 16);
+}
+
+/// What Mamba and Mamba-2 configs share: sizes, the convolution, biases.
+static SSMConfig readSSMCommon(ConfigReader &r, ModelConfig &c) {
+  c.hidden = r.integer("hidden_size");
+  c.layers = r.integer("num_hidden_layers");
+  c.vocab = r.integer("vocab_size");
+  c.maxPositions = r.integerOr("max_position_embeddings", 1 << 20);
+  c.norm = NormStyle::RMS;
+  SSMConfig m;
+  m.state = r.integer("state_size");
+  m.convKernel = r.integerOr("conv_kernel", 4);
+  m.inner = r.integerOr("expand", 2) * c.hidden;
+  if (std::optional<int64_t> i = r.optionalInteger("intermediate_size"))
+    m.inner = *i;
+  m.convBias = r.boolean("use_conv_bias", true);
+  m.projBias = r.boolean("use_bias", false);
+  std::string act = r.string("hidden_act", "silu");
+  if (r.ok() && act != "silu" && act != "swish")
+    r.error() << "field 'hidden_act' is '" << act
+              << "'; Mamba's mixer gates with silu";
+  // Initialization and numerics of the scan: no change in cost.
+  r.understood({"time_step_min", "time_step_max", "time_step_floor",
+                "time_step_scale", "time_step_init_scheme", "time_step_limit",
+                "rescale_prenorm_residual", "residual_in_fp32", "use_mambapy",
+                "use_cache", "norm_before_gate", "rms_norm",
+                "pad_vocab_size_multiple", "layer_norm_epsilon"});
+  return m;
+}
+
+static void readMamba(ConfigReader &r, ModelConfig &c) {
+  SSMConfig m = readSSMCommon(r, c);
+  c.tiedEmbeddings = r.boolean("tie_word_embeddings", true);
+  m.version = 1;
+  m.dtRank = readDtRank(r, "time_step_rank", c.hidden);
+  c.ssm = m;
+}
+
+static void readMamba2(ConfigReader &r, ModelConfig &c) {
+  SSMConfig m = readSSMCommon(r, c);
+  c.tiedEmbeddings = r.boolean("tie_word_embeddings", false);
+  m.version = 2;
+  m.heads = r.integer("num_heads");
+  m.headDim = r.integerOr("head_dim", 64);
+  m.groups = r.integerOr("n_groups", 1);
+  m.chunk = r.integerOr("chunk_size", 256);
+  // Mamba-2 has no low-rank dt projection.
+  r.understood({"time_step_rank"});
+  if (r.ok() && m.heads * m.headDim != m.inner)
+    r.error() << "num_heads x head_dim (" << m.heads << " x " << m.headDim
+              << ") must equal the mixer's channels, expand x hidden_size = "
+              << m.inner;
+  r.requireDivides("n_groups", m.groups, "num_heads", m.heads);
+  c.ssm = m;
+}
+
+/// Jamba: Mamba mixers with inner norms, attention every attn_layer_period
+/// layers from attn_layer_offset, MoE every expert_layer_period layers from
+/// expert_layer_offset; no positional encoding.
+static void readJamba(ConfigReader &r, ModelConfig &c) {
+  readDecoder(r, c, false);
+  c.rotary = false;
+  readSlidingWindow(r, c);
+  SSMConfig m;
+  m.version = 1;
+  m.state = r.integerOr("mamba_d_state", 16);
+  m.convKernel = r.integerOr("mamba_d_conv", 4);
+  m.inner = r.integerOr("mamba_expand", 2) * c.hidden;
+  m.dtRank = readDtRank(r, "mamba_dt_rank", c.hidden);
+  m.convBias = r.boolean("mamba_conv_bias", true);
+  m.projBias = r.boolean("mamba_proj_bias", false);
+  m.innerNorms = r.boolean("mamba_inner_layernorms", true);
+  int64_t attnPeriod = r.integerOr("attn_layer_period", 8);
+  int64_t attnOffset = r.countOr("attn_layer_offset", 4);
+  int64_t expertPeriod = r.integerOr("expert_layer_period", 2);
+  int64_t expertOffset = r.countOr("expert_layer_offset", 1);
+  MoEConfig e;
+  e.experts = r.integerOr("num_experts", 16);
+  e.topK = r.integerOr("num_experts_per_tok", 2);
+  e.expertFfn = c.ffn;
+  r.understood({"use_mamba_kernels", "num_logits_to_keep"});
+  requireTopK(r, e, "num_experts");
+  if (!r.ok())
+    return;
+  if (attnOffset >= attnPeriod || expertOffset >= expertPeriod)
+    r.error() << "the layer offsets (attn_layer_offset " << attnOffset
+              << ", expert_layer_offset " << expertOffset
+              << ") must be below their periods (" << attnPeriod << ", "
+              << expertPeriod << ")";
+  c.ssm = m;
+  bool experts = e.experts > 1;
+  if (experts)
+    c.moe = e;
+  for (int64_t i = 0; i < c.layers; ++i) {
+    LayerKind k;
+    k.mixer = i % attnPeriod == attnOffset ? Mixer::Attention : Mixer::SSM;
+    k.ffn = experts && i % expertPeriod == expertOffset ? FfnKind::MoE
+                                                         : FfnKind::Dense;
+    c.layerKinds.push_back(k);
+  }
+}
+
+/// Nemotron-H: one block per layer as hybrid_override_pattern spells it:
+/// `M` a Mamba-2 mixer, `*` attention, `-` a ReLU^2 MLP.
+static void readNemotronH(ConfigReader &r, ModelConfig &c) {
+  c.hidden = r.integer("hidden_size");
+  c.layers = r.integer("num_hidden_layers");
+  c.heads = r.integer("num_attention_heads");
+  c.kvHeads = r.integerOr("num_key_value_heads", c.heads);
+  c.ffn = r.integer("intermediate_size");
+  c.vocab = r.integer("vocab_size");
+  c.maxPositions = r.integerOr("max_position_embeddings", 8192);
+  c.tiedEmbeddings = r.boolean("tie_word_embeddings", false);
+  c.qkvBias = c.outputBias = r.boolean("attention_bias", false);
+  c.mlpBias = r.boolean("mlp_bias", false);
+  c.attentionDropout = r.probability("attention_dropout");
+  c.headDim = r.has("head_dim") ? r.integer("head_dim")
+                                : r.integerOr("attention_head_dim",
+                                              c.heads ? c.hidden / std::max<int64_t>(c.heads, 1) : 0);
+  c.norm = NormStyle::RMS;
+  c.gatedMlp = false;
+  c.rotary = false;
+  readActivation(r, c, "mlp_hidden_act", "relu2");
+  SSMConfig m;
+  m.version = 2;
+  m.heads = r.integer("mamba_num_heads");
+  m.headDim = r.integerOr("mamba_head_dim", 64);
+  m.inner = m.heads * m.headDim;
+  m.state = r.integer("ssm_state_size");
+  m.groups = r.integerOr("n_groups", 1);
+  m.convKernel = r.integerOr("conv_kernel", 4);
+  m.chunk = r.integerOr("chunk_size", 256);
+  m.convBias = r.boolean("use_conv_bias", true);
+  m.projBias = r.boolean("use_bias", false);
+  r.understood({"expand", "mamba_hidden_act", "mamba_proj_bias",
+                "time_step_min", "time_step_max", "time_step_floor",
+                "time_step_limit", "rescale_prenorm_residual",
+                "residual_in_fp32", "layer_norm_epsilon",
+                "num_logits_to_keep", "mamba_chunk_size"});
+  std::string pattern = r.string("hybrid_override_pattern", "");
+  if (!r.ok())
+    return;
+  r.requireDivides("n_groups", m.groups, "mamba_num_heads", m.heads);
+  if (int64_t(pattern.size()) != c.layers) {
+    r.error() << "field 'hybrid_override_pattern' has " << pattern.size()
+              << " layers but num_hidden_layers is " << c.layers;
+    return;
+  }
+  for (char ch : pattern) {
+    LayerKind k;
+    k.mixer = ch == 'M' ? Mixer::SSM : ch == '*' ? Mixer::Attention : Mixer::None;
+    k.ffn = ch == '-' ? FfnKind::Dense : FfnKind::None;
+    if (ch != 'M' && ch != '*' && ch != '-') {
+      r.error() << "field 'hybrid_override_pattern' has '" << ch
+                << "'; expected 'M' (Mamba-2), '*' (attention) or '-' (MLP)";
+      return;
+    }
+    c.layerKinds.push_back(k);
+  }
+  c.ssm = m;
+}
+
 static const HFFamily kFamilies[] = {
     {"LlamaForCausalLM", "llama", readLlama},
     {"MistralForCausalLM", "mistral", readMistral},
@@ -430,6 +600,10 @@ static const HFFamily kFamilies[] = {
     {"MixtralForCausalLM", "mixtral", readMixtral},
     {"Qwen2MoeForCausalLM", "qwen2_moe", readQwen2MoE},
     {"Qwen3MoeForCausalLM", "qwen3_moe", readQwen3MoE},
+    {"MambaForCausalLM", "mamba", readMamba},
+    {"Mamba2ForCausalLM", "mamba2", readMamba2},
+    {"JambaForCausalLM", "jamba", readJamba},
+    {"NemotronHForCausalLM", "nemotron_h", readNemotronH},
     {"DeepseekV2ForCausalLM", "deepseek_v2",
      [](ConfigReader &r, ModelConfig &c) { readDeepSeek(r, c, false); }},
     {"DeepseekV3ForCausalLM", "deepseek_v3",

@@ -87,6 +87,17 @@ Value GraphBuilder::attention(Value q, Value k, Value v, bool causal,
       window ? ExprAttr::get(b.getContext(), *window) : ExprAttr());
 }
 
+Value GraphBuilder::conv1d(Value x, Value w) {
+  return Conv1dOp::create(b, loc, x.getType(), x, w);
+}
+
+Value GraphBuilder::ssmScan(Value x, Value dt, Value a, Value bm, Value c,
+                            std::optional<Expr> chunk) {
+  return SsmScanOp::create(
+      b, loc, x.getType(), x, dt, a, bm, c,
+      chunk ? ExprAttr::get(b.getContext(), *chunk) : ExprAttr());
+}
+
 Value GraphBuilder::embedding(Value table, Value ids) {
   SmallVector<Expr> dims = typeOf(ids).getDims();
   dims.push_back(typeOf(table).getDim(1));

@@ -58,6 +58,12 @@ public:
   Value attention(Value q, Value k, Value v, bool causal,
                   std::optional<sym::Expr> window = std::nullopt);
   Value embedding(Value table, Value ids);
+  /// Causal depthwise convolution of `x [B, S, channels...]` with
+  /// `w [channels..., K]`.
+  Value conv1d(Value x, Value w);
+  /// The selective scan (`chunk` set: Mamba-2's chunked form).
+  Value ssmScan(Value x, Value dt, Value a, Value b, Value c,
+                std::optional<sym::Expr> chunk = std::nullopt);
   Value crossEntropy(Value logits, Value labels, Type elementType);
   Value reshape(Value x, ArrayRef<sym::Expr> dims);
   Value transpose(Value x, ArrayRef<int64_t> permutation);

@@ -341,6 +341,63 @@ def Stage_AttentionOp : Stage_ShardedOp<"attention"> {
   let hasVerifier = 1;
 }
 
+def Stage_Conv1dOp : Stage_ShardedOp<"conv1d"> {
+  let summary = "causal depthwise convolution along the sequence";
+  let description = [{
+    Each channel of `input` `[batch, seq, channels]` convolved with its own
+    `K` taps of `weight` `[channels, K]` over the current and `K - 1`
+    previous positions (Mamba's short convolution). `2 K` FLOPs per output
+    element, on vector units.
+
+    ```mlir
+    %y = stage.conv1d %x, %w : (!stage.tensor<[B, S, Di], bf16>,
+        !stage.tensor<[Di, Kc], bf16>) -> !stage.tensor<[B, S, Di], bf16>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$input, Stage_Tensor:$weight);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight attr-dict `:` functional-type(operands, $result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Stage_SsmScanOp : Stage_ShardedOp<"ssm_scan"> {
+  let summary = "the selective state-space scan of a Mamba layer";
+  let description = [{
+    The recurrence `h_t = exp(dt_t A) h_t-1 + dt_t B_t x_t`, `y_t = C_t h_t`
+    over the sequence, with a state of `N` per channel. Two forms:
+
+    - selective (Mamba): `x`, `dt` `[batch, seq, channels]`, `A`
+      `[channels, N]`, `B`, `C` `[batch, seq, N]`; the result has `x`'s
+      shape. 9 FLOPs per (token, channel, state) on vector units.
+    - chunked (Mamba-2's SSD, with `chunk Q`): `x` `[batch, seq, heads, P]`,
+      `dt` `[batch, seq, heads]`, `A` `[heads]`, `B`, `C` `[batch, seq,
+      groups, N]`; heads share their group's `B` and `C`. Per token, the
+      chunk's `C B^T` (2 Q N per group), its product with `x` (2 Q P per
+      head), the chunk states and their read-out (4 N P per head), as
+      matrix-unit FLOPs (docs/CostModel.md).
+
+    The skip term `D x` and the output gate are separate ops.
+
+    ```mlir
+    %y = stage.ssm_scan %x, %dt, %a, %b, %c : (!stage.tensor<[B, S, Di], bf16>,
+        !stage.tensor<[B, S, Di], bf16>, !stage.tensor<[Di, N], bf16>,
+        !stage.tensor<[B, S, N], bf16>, !stage.tensor<[B, S, N], bf16>)
+        -> !stage.tensor<[B, S, Di], bf16>
+    ```
+  }];
+  let arguments = (ins Stage_Tensor:$input, Stage_Tensor:$dt, Stage_Tensor:$a,
+                       Stage_Tensor:$b, Stage_Tensor:$c,
+                       OptionalAttr<Stage_ExprAttr>:$chunk);
+  let results = (outs Stage_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $dt `,` $a `,` $b `,` $c (`chunk` $chunk^)? attr-dict `:`
+    functional-type(operands, $result)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//

@@ -151,6 +151,43 @@ def Stage_AttentionGradOp : Stage_ShardedOp<"attention_grad"> {
   let hasVerifier = 1;
 }
 
+def Stage_Conv1dGradOp : Stage_ShardedOp<"conv1d_grad"> {
+  let summary = "gradients of a depthwise convolution's input and taps";
+  let description = [{
+    `2 K` FLOPs per element for the input gradient and as many for the taps'.
+  }];
+  let arguments = (ins Stage_Tensor:$input, Stage_Tensor:$weight,
+                       Stage_Tensor:$grad);
+  let results = (outs Stage_Tensor:$input_grad, Stage_Tensor:$weight_grad);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $grad attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Stage_SsmScanGradOp : Stage_ShardedOp<"ssm_scan_grad"> {
+  let summary = "gradients of a selective scan's inputs";
+  let description = [{
+    The scan run backward: gradients of `x`, `dt`, `A`, `B` and `C` from the
+    output's. The selective form recomputes the forward states inside the
+    kernel (Mamba's fused backward) and runs the reverse recurrence: 27
+    FLOPs per (token, channel, state), 9 of them the recomputation. The
+    chunked form costs twice the forward's matrix-unit FLOPs.
+  }];
+  let arguments = (ins Stage_Tensor:$input, Stage_Tensor:$dt, Stage_Tensor:$a,
+                       Stage_Tensor:$b, Stage_Tensor:$c, Stage_Tensor:$grad,
+                       OptionalAttr<Stage_ExprAttr>:$chunk);
+  let results = (outs Stage_Tensor:$input_grad, Stage_Tensor:$dt_grad,
+                      Stage_Tensor:$a_grad, Stage_Tensor:$b_grad,
+                      Stage_Tensor:$c_grad);
+  let assemblyFormat = [{
+    $input `,` $dt `,` $a `,` $b `,` $c `,` $grad (`chunk` $chunk^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Stage_TopKGradOp : Stage_ShardedOp<"topk_grad"> {
   let summary = "gradient of the router scores from the gate weights";
   let description = [{

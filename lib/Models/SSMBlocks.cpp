@@ -1,0 +1,112 @@
+//===- SSMBlocks.cpp - Mamba and Mamba-2 mixers ---------------------------===//
+//
+// The mixers of state-space layers, as HF's MambaMixer and Mamba2Mixer (and
+// Jamba's) compute them. Projections that the checkpoint fuses (in_proj,
+// x_proj, Mamba-2's conv1d) are built as their parts, named `in_proj[x]`
+// and so on, so that each part splits over tensor-parallel ranks by its
+// own dimensions (channels, heads, groups), as Megatron's Mamba layers do.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LayerScope.h"
+
+using namespace mlir;
+using namespace mlir::stage;
+using namespace mlir::stage::models;
+using sym::Expr;
+using symbols::S;
+
+/// softplus(x) = log(1 + exp(x)): exp, add, log.
+static constexpr int64_t kSoftplusFlops = 3;
+
+/// Mamba: in_proj to x and the gate z, a causal convolution and SiLU on x,
+/// x_proj to the low-rank dt and to B and C, dt_proj, the selective scan
+/// over N states per channel, the skip D x, the gate, out_proj.
+static Value buildMamba1(LayerScope &scope, const ModelConfig &c, Value h) {
+  GraphBuilder &g = scope.body();
+  const SSMConfig &m = *c.ssm;
+  Expr D = S("D"), Di = S("Di"), N = S("N"), R = S("R"), Kc = S("Kc");
+  auto project = [&](StringRef name, Value in, StringRef spec, Expr from,
+                     Expr to, bool bias) {
+    Value w = scope.weight(name, {from, to}, "ssm");
+    Value y = g.einsum(spec, {in, w});
+    return addBias(scope, y, (name + ".bias").str(), {to}, "ssm", bias);
+  };
+  Value x = project("mixer.in_proj[x]", h, "bsd,de->bse", D, Di, m.projBias);
+  Value z = project("mixer.in_proj[z]", h, "bsd,de->bse", D, Di, m.projBias);
+  Value conv = g.conv1d(x, scope.weight("mixer.conv1d", {Di, Kc}, "ssm"));
+  conv = addBias(scope, conv, "mixer.conv1d.bias", {Di}, "ssm", m.convBias);
+  x = g.ewise(EwiseKind::silu, {conv});
+  Value dt = project("mixer.x_proj[dt]", x, "bse,er->bsr", Di, R, false);
+  Value b = project("mixer.x_proj[B]", x, "bse,en->bsn", Di, N, false);
+  Value cc = project("mixer.x_proj[C]", x, "bse,en->bsn", Di, N, false);
+  if (m.innerNorms) {
+    dt = g.norm(NormKind::rms, dt,
+                scope.weight("mixer.dt_layernorm", {R}, "ssm"));
+    b = g.norm(NormKind::rms, b, scope.weight("mixer.b_layernorm", {N}, "ssm"));
+    cc = g.norm(NormKind::rms, cc,
+                scope.weight("mixer.c_layernorm", {N}, "ssm"));
+  }
+  dt = project("mixer.dt_proj", dt, "bsr,re->bse", R, Di, true);
+  dt = g.generic({dt}, kSoftplusFlops);
+  // A = -exp(A_log): two FLOPs per entry, once per layer.
+  Value a = g.generic({scope.weight("mixer.A_log", {Di, N}, "ssm")}, 2);
+  Value y = g.ssmScan(x, dt, a, b, cc);
+  Value skip = scope.weight("mixer.D", {Di}, "ssm");
+  y = g.ewise(EwiseKind::add, {y, g.ewise(EwiseKind::mul, {x, skip})});
+  y = g.ewise(EwiseKind::mul, {y, g.ewise(EwiseKind::silu, {z})});
+  return project("mixer.out_proj", y, "bse,ed->bsd", Di, D, m.projBias);
+}
+
+/// Mamba-2: in_proj to the gate z, x (heads of P channels), B and C (G
+/// groups of N) and dt (one per head); a causal convolution and SiLU on x,
+/// B and C; the chunked scan; the skip D x; the gated RMS norm; out_proj.
+static Value buildMamba2(LayerScope &scope, const ModelConfig &c, Value h) {
+  GraphBuilder &g = scope.body();
+  const SSMConfig &m = *c.ssm;
+  Expr D = S("D"), Hm = S("Hm"), P = S("P"), G = S("G"), N = S("N"),
+       Kc = S("Kc");
+  auto project = [&](StringRef part, StringRef spec, ArrayRef<Expr> to) {
+    std::string name = ("mixer.in_proj[" + part + "]").str();
+    SmallVector<Expr> dims{D};
+    dims.append(to.begin(), to.end());
+    Value y = g.einsum(spec, {h, scope.weight(name, dims, "ssm")});
+    return addBias(scope, y, name + ".bias", to, "ssm", m.projBias);
+  };
+  auto convolve = [&](StringRef part, Value v, ArrayRef<Expr> channels) {
+    std::string name = ("mixer.conv1d[" + part + "]").str();
+    SmallVector<Expr> taps(channels.begin(), channels.end());
+    taps.push_back(Kc);
+    Value y = g.conv1d(v, scope.weight(name, taps, "ssm"));
+    y = addBias(scope, y, name + ".bias", channels, "ssm", m.convBias);
+    return g.ewise(EwiseKind::silu, {y});
+  };
+  Value z = project("z", "bsd,dhp->bshp", {Hm, P});
+  Value x = project("x", "bsd,dhp->bshp", {Hm, P});
+  Value b = project("B", "bsd,dgn->bsgn", {G, N});
+  Value cc = project("C", "bsd,dgn->bsgn", {G, N});
+  Value dt = project("dt", "bsd,dh->bsh", {Hm});
+  x = convolve("x", x, {Hm, P});
+  b = convolve("B", b, {G, N});
+  cc = convolve("C", cc, {G, N});
+  dt = g.ewise(EwiseKind::add, {dt, scope.weight("mixer.dt_bias", {Hm}, "ssm")});
+  dt = g.generic({dt}, kSoftplusFlops);
+  Value a = g.generic({scope.weight("mixer.A_log", {Hm}, "ssm")}, 2);
+  Value y = g.ssmScan(x, dt, a, b, cc, Expr::symbol("Q"));
+  // D is one value per head: broadcast over its channels.
+  Value skip = g.broadcast(scope.weight("mixer.D", {Hm}, "ssm"), {1}, {Hm, P});
+  y = g.ewise(EwiseKind::add, {y, g.ewise(EwiseKind::mul, {x, skip})});
+  y = g.ewise(EwiseKind::mul, {y, g.ewise(EwiseKind::silu, {z})});
+  // The gated RMS norm: its weight covers every channel of the layer.
+  y = g.ewise(EwiseKind::mul, {g.norm(NormKind::rms, y),
+                               scope.weight("mixer.norm", {Hm, P}, "ssm")});
+  Value wo = scope.weight("mixer.out_proj", {Hm, P, D}, "ssm");
+  Value out = g.einsum("bshp,hpd->bsd", {y, wo});
+  return addBias(scope, out, "mixer.out_proj.bias", {D}, "ssm", m.projBias);
+}
+
+Value mlir::stage::models::buildMamba(LayerScope &scope,
+                                      const ModelConfig &config, Value x) {
+  return config.ssm->version == 1 ? buildMamba1(scope, config, x)
+                                  : buildMamba2(scope, config, x);
+}
