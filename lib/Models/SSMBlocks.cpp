@@ -25,7 +25,7 @@ static constexpr int64_t kSoftplusFlops = 3;
 static Value buildMamba1(LayerScope &scope, const ModelConfig &c, Value h) {
   GraphBuilder &g = scope.body();
   const SSMConfig &m = *c.ssm;
-  Expr D = S("D"), Di = S("Di"), N = S("N"), R = S("R"), Kc = S("Kc");
+  Expr D = S("D"), Di = S("Di"), N = S("Ns"), R = S("R"), Kc = S("Kc");
   auto project = [&](StringRef name, Value in, StringRef spec, Expr from,
                      Expr to, bool bias) {
     Value w = scope.weight(name, {from, to}, "ssm");
@@ -64,7 +64,7 @@ static Value buildMamba1(LayerScope &scope, const ModelConfig &c, Value h) {
 static Value buildMamba2(LayerScope &scope, const ModelConfig &c, Value h) {
   GraphBuilder &g = scope.body();
   const SSMConfig &m = *c.ssm;
-  Expr D = S("D"), Hm = S("Hm"), P = S("P"), G = S("G"), N = S("N"),
+  Expr D = S("D"), Hm = S("Hm"), P = S("P"), G = S("G"), N = S("Ns"),
        Kc = S("Kc");
   auto project = [&](StringRef part, StringRef spec, ArrayRef<Expr> to) {
     std::string name = ("mixer.in_proj[" + part + "]").str();

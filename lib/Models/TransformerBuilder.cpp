@@ -45,7 +45,7 @@ static sym::Bindings getBindings(const ModelConfig &c, const BuildOptions &o,
   }
   if (c.ssm) {
     const SSMConfig &m = *c.ssm;
-    b["N"] = m.state;
+    b["Ns"] = m.state;
     b["Kc"] = m.convKernel;
     if (m.version == 1) {
       b["Di"] = m.inner;

@@ -79,6 +79,17 @@ static LogicalResult serveProgram(Block &body, Operation *terminator,
     }
   }
 
+  // The states of the recurrences, one cache each.
+  for (const CarriedState &s : f.states) {
+    if (o.chunk)
+      return s.op->emitOpError(
+          "stage-serve: continuous batching of state-space layers is not "
+          "supported yet (a mixed batch would run one scan across requests)");
+    KVCacheOp::create(b, s.op->getLoc(),
+                      stateCacheType(s.op, body.getParentOp()), s.cache,
+                      ShardingAttr());
+  }
+
   sym::Substitution perMicrobatch;
   if (o.microBatches > 1)
     perMicrobatch["B"] = Expr::symbol("B").divExact(Expr::symbol("M"));
@@ -97,6 +108,7 @@ static LogicalResult serveProgram(Block &body, Operation *terminator,
     IRMapping map;
     YieldOp yield = cloneForward(*block, f, map, {perMicrobatch});
     writeCaches(f, map, Expr(0), false);
+    carryStates(f, map);
     if (last) {
       FailureOr<Value> token =
           sampleToken(cast<EinsumOp>(map.lookup(f.head.getOperation())),
@@ -134,6 +146,7 @@ static LogicalResult serveProgram(Block &body, Operation *terminator,
     YieldOp yield = cloneForward(*step, f, map, {oneToken});
     // Attention over the cache: the prompt and the tokens before this one.
     writeCaches(f, map, Expr::symbol("S") + Expr::symbol("i"), true);
+    carryStates(f, map);
     if (f.tokens) {
       auto tokens = cast<InputOp>(map.lookup(f.tokens.getOperation()));
       Value source;

@@ -40,6 +40,26 @@ static std::string cacheName(Value v, size_t index, StringRef kind,
   return name;
 }
 
+/// The name of a recurrence's state cache: its layer's weights' prefix
+/// ("layers.mixer.ssm_state", "layers.mixer.conv1d[x].state"), else
+/// `state<n>`.
+static std::string stateName(Operation *op, size_t index,
+                             std::set<std::string> &used) {
+  std::string name;
+  if (auto conv = dyn_cast<Conv1dOp>(op)) {
+    if (ParamOp p = getSourceParam(conv.getWeight()))
+      name = (p.getName() + ".state").str();
+  } else if (Operation *a = cast<SsmScanOp>(op).getA().getDefiningOp();
+             a && a->getNumOperands() == 1) {
+    if (ParamOp p = getSourceParam(a->getOperand(0)))
+      name = (p.getName().rsplit('.').first + ".ssm_state").str();
+  }
+  if (name.empty() || used.count(name))
+    name = "state" + std::to_string(index);
+  used.insert(name);
+  return name;
+}
+
 /// Reads the forward graph: which ops move into the serving regions, its
 /// attentions, its prompt tokens and its LM head. Removes the loss.
 FailureOr<ForwardProgram> mlir::stage::readForward(Block &body,
@@ -67,6 +87,10 @@ FailureOr<ForwardProgram> mlir::stage::readForward(Block &body,
   std::set<std::string> used;
   body.walk([&](Operation *op) {
     softmax |= isa<SoftmaxOp>(op);
+    if (isa<SsmScanOp, Conv1dOp>(op)) {
+      f.states.push_back({op, stateName(op, f.states.size(), used)});
+      return;
+    }
     if (auto a = dyn_cast<AttentionOp>(op)) {
       size_t n = f.attentions.size();
       auto l = llvm::find_if(
@@ -137,6 +161,20 @@ FailureOr<ForwardProgram> mlir::stage::readForward(Block &body,
 /// positions at 1): S + N positions (S without decode steps, which context
 /// parallelism splits; W for sliding-window attention, a ring of the last
 /// W positions), stacked over the layer stacks it runs in.
+/// `dims` stacked over the layer stacks `op` runs in (at least one).
+static SymTensorType stacked(Operation *op, ArrayRef<Expr> dims,
+                             Type elementType, Operation *program) {
+  SmallVector<Expr> stack;
+  for (Operation *p = op->getParentOp(); p && p != program;
+       p = p->getParentOp())
+    if (auto rep = dyn_cast<RepeatOp>(p))
+      stack.insert(stack.begin(), rep.getCount().getValue());
+  if (stack.empty())
+    stack.push_back(Expr(1));
+  stack.append(dims.begin(), dims.end());
+  return SymTensorType::get(op->getContext(), stack, elementType);
+}
+
 SymTensorType mlir::stage::cacheType(AttentionOp a, ArrayRef<Expr> entry,
                                      Type elementType, Operation *program,
                                      bool decodes) {
@@ -146,14 +184,30 @@ SymTensorType mlir::stage::cacheType(AttentionOp a, ArrayRef<Expr> entry,
   else
     dims[1] =
         decodes ? Expr::symbol("S") + Expr::symbol("N") : Expr::symbol("S");
-  SmallVector<Expr> stack;
-  for (Operation *p = a->getParentOp(); p && p != program; p = p->getParentOp())
-    if (auto rep = dyn_cast<RepeatOp>(p))
-      stack.insert(stack.begin(), rep.getCount().getValue());
-  if (stack.empty())
-    stack.push_back(Expr(1));
-  stack.append(dims.begin(), dims.end());
-  return SymTensorType::get(a.getContext(), stack, elementType);
+  return stacked(a, dims, elementType, program);
+}
+
+SymTensorType mlir::stage::stateCacheType(Operation *recurrence,
+                                          Operation *program) {
+  auto x = cast<SymTensorType>(recurrence->getOperand(0).getType());
+  SmallVector<Expr> dims = {x.getDim(0)};
+  for (unsigned d = 2; d < x.getRank(); ++d)
+    dims.push_back(x.getDim(d));
+  if (auto conv = dyn_cast<Conv1dOp>(recurrence)) {
+    SymTensorType w = conv.getWeight().getType();
+    dims.push_back(w.getDim(w.getRank() - 1) - Expr(1));
+  } else {
+    SymTensorType b = cast<SsmScanOp>(recurrence).getB().getType();
+    dims.push_back(b.getDim(b.getRank() - 1));
+  }
+  return stacked(recurrence, dims, x.getElementType(), program);
+}
+
+void mlir::stage::carryStates(const ForwardProgram &f, IRMapping &map) {
+  for (const CarriedState &s : f.states) {
+    Operation *op = map.lookup(s.op);
+    op->setAttr("state", StringAttr::get(op->getContext(), s.cache));
+  }
 }
 
 /// Writes the keys and values of every attention of the forward graph (its

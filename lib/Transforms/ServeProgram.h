@@ -46,10 +46,18 @@ struct CachedAttention {
   int latent = -1;
 };
 
+/// A recurrence of the forward graph (a state-space layer's scan or its
+/// convolution) and the cache its state carries over in between calls.
+struct CarriedState {
+  Operation *op;
+  std::string cache;
+};
+
 /// What the serving program is built from: the forward graph, read once.
 struct ForwardProgram {
   SmallVector<Operation *> ops;
   SmallVector<CachedAttention> attentions;
+  SmallVector<CarriedState> states;
   SmallVector<LatentAttention> latents;
   /// The prompt tokens (the first stage only).
   InputOp tokens;
@@ -75,6 +83,15 @@ FailureOr<ForwardProgram> readForward(Block &body, Operation *terminator);
 /// the layer stacks it runs in.
 SymTensorType cacheType(AttentionOp a, ArrayRef<sym::Expr> entry,
                         Type elementType, Operation *program, bool decodes);
+
+/// The cache of a recurrence's state: per sequence, the scan's N values per
+/// channel or the convolution's last K - 1 inputs, stacked over the layer
+/// stacks it runs in.
+SymTensorType stateCacheType(Operation *recurrence, Operation *program);
+
+/// Points the recurrences of the forward graph's clone (through `map`) at
+/// their state caches.
+void carryStates(const ForwardProgram &f, IRMapping &map);
 
 /// `v` (new positions along dimension 1) written into the cache `name` at
 /// `offset`; the cache's positions [0, offset + n) as a view (with

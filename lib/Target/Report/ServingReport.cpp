@@ -92,9 +92,13 @@ LogicalResult mlir::stage::report::buildServingReports(
 
     SectionBuilder m(fn, b, "memory", "Memory per rank (bytes)");
     m.add("weights", "weights", "B", mem.weights);
-    // Sliding-window layers keep a ring of their last W positions.
+    // Sliding-window layers keep a ring of their last W positions;
+    // state-space layers a state per sequence instead of positions.
+    std::set<std::string> symbols = mem.kvCache.symbols();
     std::string windowed =
-        mem.kvCache.symbols().count("W") ? "; W in sliding-window layers" : "";
+        std::string(symbols.count("W") ? "; W in sliding-window layers" : "") +
+        (symbols.count("Ns") ? "; a state per request in state-space layers"
+                             : "");
     m.add("kv_cache",
           "KV cache at the end of decode (S + N positions" + windowed + ")",
           "B", mem.kvCache);

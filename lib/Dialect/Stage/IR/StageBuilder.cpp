@@ -88,14 +88,15 @@ Value GraphBuilder::attention(Value q, Value k, Value v, bool causal,
 }
 
 Value GraphBuilder::conv1d(Value x, Value w) {
-  return Conv1dOp::create(b, loc, x.getType(), x, w);
+  return Conv1dOp::create(b, loc, x.getType(), x, w, StringAttr());
 }
 
 Value GraphBuilder::ssmScan(Value x, Value dt, Value a, Value bm, Value c,
                             std::optional<Expr> chunk) {
   return SsmScanOp::create(
       b, loc, x.getType(), x, dt, a, bm, c,
-      chunk ? ExprAttr::get(b.getContext(), *chunk) : ExprAttr());
+      chunk ? ExprAttr::get(b.getContext(), *chunk) : ExprAttr(),
+      StringAttr());
 }
 
 Value GraphBuilder::embedding(Value table, Value ids) {

@@ -68,10 +68,28 @@ static Expr taps(Value weight) {
   return w.getDim(w.getRank() - 1);
 }
 
+/// The elements of a carried state: per sequence of `x [batch, seq,
+/// channels...]`, `perChannel` values for each channel.
+static Expr stateElements(Value x, const Expr &perChannel) {
+  SymTensorType t = getTensorType(x);
+  Expr n = t.getDim(0) * perChannel;
+  for (unsigned d = 2; d < t.getRank(); ++d)
+    n *= t.getDim(d);
+  return n;
+}
+
+/// A carried state read at the start of a call and written at its end.
+static Expr stateTraffic(Value x, const Expr &perChannel) {
+  return Expr(2 * getTensorType(x).getElementBytes()) *
+         stateElements(x, perChannel);
+}
+
 // A multiply-add per tap and output element.
 Cost Conv1dOp::getCost() {
-  return {Expr(), Expr(2) * taps(getWeight()) * elems(getResult()),
-          operandAndResultBytes(*this)};
+  Expr bytes = operandAndResultBytes(*this);
+  if (getState())
+    bytes += stateTraffic(getInput(), taps(getWeight()) - Expr(1));
+  return {Expr(), Expr(2) * taps(getWeight()) * elems(getResult()), bytes};
 }
 
 // As many again for the input gradient and for the taps'.
@@ -85,6 +103,8 @@ LogicalResult Conv1dOp::buildGradient(GradientEmitter &e) {
   if (!dc)
     return success();
   GraphBuilder &g = e.builder();
+  if (getState())
+    return emitOpError("carries a serving state: it has no gradient");
   auto op = Conv1dGradOp::create(g.builder(), g.getLoc(), getInput().getType(),
                                  getWeight().getType(),
                                  e.getForward(getInput()),
@@ -228,7 +248,12 @@ Cost SsmScanOp::getCost() {
   FailureOr<ScanShape> s =
       readScan(*this, getInput(), getDt(), getA(), getB(), getC(),
                getChunkAttr());
-  return succeeded(s) ? scanCost(*this, *s, getChunkAttr()) : Cost();
+  if (failed(s))
+    return Cost();
+  Cost c = scanCost(*this, *s, getChunkAttr());
+  if (getState())
+    c.bytes += stateTraffic(getInput(), s->state);
+  return c;
 }
 
 // Selective: the fused kernel recomputes the forward states (9) and runs
@@ -251,6 +276,8 @@ LogicalResult SsmScanOp::buildGradient(GradientEmitter &e) {
   Value dc = e.getGradient(getResult());
   if (!dc)
     return success();
+  if (getState())
+    return emitOpError("carries a serving state: it has no gradient");
   GraphBuilder &g = e.builder();
   SmallVector<Value> ins = {getInput(), getDt(), getA(), getB(), getC()};
   SmallVector<Type> types;

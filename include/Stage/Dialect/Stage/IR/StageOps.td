@@ -347,17 +347,21 @@ def Stage_Conv1dOp : Stage_ShardedOp<"conv1d"> {
     Each channel of `input` `[batch, seq, channels]` convolved with its own
     `K` taps of `weight` `[channels, K]` over the current and `K - 1`
     previous positions (Mamba's short convolution). `2 K` FLOPs per output
-    element, on vector units.
+    element, on vector units. With `state`, the last `K - 1` positions of
+    each channel carry over between calls in that cache (serving): read and
+    written once per call.
 
     ```mlir
     %y = stage.conv1d %x, %w : (!stage.tensor<[B, S, Di], bf16>,
         !stage.tensor<[Di, Kc], bf16>) -> !stage.tensor<[B, S, Di], bf16>
     ```
   }];
-  let arguments = (ins Stage_Tensor:$input, Stage_Tensor:$weight);
+  let arguments = (ins Stage_Tensor:$input, Stage_Tensor:$weight,
+                       OptionalAttr<StrAttr>:$state);
   let results = (outs Stage_Tensor:$result);
   let assemblyFormat = [{
-    $input `,` $weight attr-dict `:` functional-type(operands, $result)
+    $input `,` $weight (`state` $state^)? attr-dict `:`
+    functional-type(operands, $result)
   }];
   let hasVerifier = 1;
 }
@@ -378,7 +382,9 @@ def Stage_SsmScanOp : Stage_ShardedOp<"ssm_scan"> {
       head), the chunk states and their read-out (4 N P per head), as
       matrix-unit FLOPs (docs/CostModel.md).
 
-    The skip term `D x` and the output gate are separate ops.
+    The skip term `D x` and the output gate are separate ops. With `state`,
+    the recurrence starts from and ends in the named cache (serving): its
+    `N` values per channel are read and written once per call.
 
     ```mlir
     %y = stage.ssm_scan %x, %dt, %a, %b, %c : (!stage.tensor<[B, S, Di], bf16>,
@@ -389,10 +395,12 @@ def Stage_SsmScanOp : Stage_ShardedOp<"ssm_scan"> {
   }];
   let arguments = (ins Stage_Tensor:$input, Stage_Tensor:$dt, Stage_Tensor:$a,
                        Stage_Tensor:$b, Stage_Tensor:$c,
-                       OptionalAttr<Stage_ExprAttr>:$chunk);
+                       OptionalAttr<Stage_ExprAttr>:$chunk,
+                       OptionalAttr<StrAttr>:$state);
   let results = (outs Stage_Tensor:$result);
   let assemblyFormat = [{
-    $input `,` $dt `,` $a `,` $b `,` $c (`chunk` $chunk^)? attr-dict `:`
+    $input `,` $dt `,` $a `,` $b `,` $c (`chunk` $chunk^)?
+    (`state` $state^)? attr-dict `:`
     functional-type(operands, $result)
   }];
   let hasVerifier = 1;
