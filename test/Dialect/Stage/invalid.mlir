@@ -684,3 +684,75 @@ func.func @f() {
   %0 = stage.recv on @grid [pp] shift 0 channel 0 : !stage.tensor<[B], bf16>
   return
 }
+
+// -----
+
+func.func @f(%x: !stage.tensor<[B, S], bf16>, %w: !stage.tensor<[K], bf16>) {
+  // expected-error @+1 {{input must be [batch, seq, channels...], got [B, S]}}
+  %0 = stage.conv1d %x, %w : (!stage.tensor<[B, S], bf16>, !stage.tensor<[K], bf16>) -> !stage.tensor<[B, S], bf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: !stage.tensor<[B, S, Di], bf16>, %w: !stage.tensor<[Dj, K], bf16>) {
+  // expected-error @+1 {{weight [Dj, K] must be the input's channels and the taps, [Di, K]}}
+  %0 = stage.conv1d %x, %w : (!stage.tensor<[B, S, Di], bf16>, !stage.tensor<[Dj, K], bf16>) -> !stage.tensor<[B, S, Di], bf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: !stage.tensor<[B, S, Di], bf16>, %a: !stage.tensor<[Di, N], bf16>, %b: !stage.tensor<[B, S, N], bf16>) {
+  // expected-error @+1 {{selective form takes no chunk size}}
+  %0 = stage.ssm_scan %x, %x, %a, %b, %b chunk <Q> : (!stage.tensor<[B, S, Di], bf16>, !stage.tensor<[B, S, Di], bf16>, !stage.tensor<[Di, N], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[B, S, N], bf16>) -> !stage.tensor<[B, S, Di], bf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: !stage.tensor<[B, S, Di], bf16>, %a: !stage.tensor<[Di], bf16>, %b: !stage.tensor<[B, S, N], bf16>) {
+  // expected-error @+1 {{A must be [Di, N], got [Di]}}
+  %0 = stage.ssm_scan %x, %x, %a, %b, %b : (!stage.tensor<[B, S, Di], bf16>, !stage.tensor<[B, S, Di], bf16>, !stage.tensor<[Di], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[B, S, N], bf16>) -> !stage.tensor<[B, S, Di], bf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: !stage.tensor<[B, S, H, P], bf16>, %dt: !stage.tensor<[B, S, H], bf16>, %a: !stage.tensor<[H], bf16>, %b: !stage.tensor<[B, S, G, N], bf16>) {
+  // expected-error @+1 {{with heads needs a chunk size}}
+  %0 = stage.ssm_scan %x, %dt, %a, %b, %b : (!stage.tensor<[B, S, H, P], bf16>, !stage.tensor<[B, S, H], bf16>, !stage.tensor<[H], bf16>, !stage.tensor<[B, S, G, N], bf16>, !stage.tensor<[B, S, G, N], bf16>) -> !stage.tensor<[B, S, H, P], bf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: !stage.tensor<[B, S, H, P], bf16>, %dt: !stage.tensor<[B, S, H], bf16>, %a: !stage.tensor<[H], bf16>, %b: !stage.tensor<[B, S, G, N], bf16>, %c: !stage.tensor<[B, S, G, M], bf16>) {
+  // expected-error @+1 {{C must be [B, S, G, N], got [B, S, G, M]}}
+  %0 = stage.ssm_scan %x, %dt, %a, %b, %c chunk <Q> : (!stage.tensor<[B, S, H, P], bf16>, !stage.tensor<[B, S, H], bf16>, !stage.tensor<[H], bf16>, !stage.tensor<[B, S, G, N], bf16>, !stage.tensor<[B, S, G, M], bf16>) -> !stage.tensor<[B, S, H, P], bf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: !stage.tensor<[B, S, Di], bf16>, %a: !stage.tensor<[Di, N], bf16>, %b: !stage.tensor<[B, S, N], bf16>) {
+  // expected-error @+1 {{result must have the input's shape}}
+  %0 = stage.ssm_scan %x, %x, %a, %b, %b : (!stage.tensor<[B, S, Di], bf16>, !stage.tensor<[B, S, Di], bf16>, !stage.tensor<[Di, N], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[B, S, N], bf16>) -> !stage.tensor<[B, S, N], bf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: !stage.tensor<[B, S, Di], bf16>, %a: !stage.tensor<[Di, N], bf16>, %b: !stage.tensor<[B, S, N], bf16>) {
+  // expected-error @+1 {{each gradient must have its input's shape}}
+  %0:5 = stage.ssm_scan_grad %x, %x, %a, %b, %b, %x : (!stage.tensor<[B, S, Di], bf16>, !stage.tensor<[B, S, Di], bf16>, !stage.tensor<[Di, N], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[B, S, Di], bf16>) -> (!stage.tensor<[B, S, Di], bf16>, !stage.tensor<[B, S, Di], bf16>, !stage.tensor<[Di, N], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[B, S, Di], bf16>)
+  return
+}
+
+// -----
+
+func.func @f(%x: !stage.tensor<[B, S, Di], bf16>, %w: !stage.tensor<[Di, K], bf16>) {
+  // expected-error @+1 {{each gradient must have its input's shape}}
+  %0:2 = stage.conv1d_grad %x, %w, %x : (!stage.tensor<[B, S, Di], bf16>, !stage.tensor<[Di, K], bf16>, !stage.tensor<[B, S, Di], bf16>) -> (!stage.tensor<[B, S, Di], bf16>, !stage.tensor<[B, S, Di], bf16>)
+  return
+}

@@ -42,10 +42,13 @@ static LogicalResult verifyConv(Operation *op, SymTensorType in,
            << shapeStr(in);
   SmallVector<Expr> expected(ArrayRef<Expr>(in.getDims()).drop_front(2));
   if (w.getRank() != expected.size() + 1 ||
-      ArrayRef<Expr>(w.getDims()).drop_back() != ArrayRef<Expr>(expected))
+      ArrayRef<Expr>(w.getDims()).drop_back() != ArrayRef<Expr>(expected)) {
+    std::string channels = shapeStr(in.withDims(expected));
+    channels.pop_back(); // "[Di, K]": the channels, then the taps
     return op->emitOpError("weight ")
-           << shapeStr(w) << " must be the input's channels and the taps, ["
-           << shapeStr(in.withDims(expected)).substr(1) << ", K]";
+           << shapeStr(w) << " must be the input's channels and the taps, "
+           << channels << ", K]";
+  }
   return success();
 }
 
