@@ -9,7 +9,7 @@ using namespace mlir::stage;
 using namespace mlir::stage::models;
 using sym::Expr;
 
-/// Runs of identical layers before one IR stays small.
+/// Runs of identical layers that stay runs (beyond, a period is sought).
 static constexpr size_t kMaxPlainRuns = 3;
 
 bool LayerRun::hasMoE() const {
@@ -63,24 +63,36 @@ static void appendPlainRuns(llvm::ArrayRef<LayerKind> kinds, int64_t begin,
   }
 }
 
-/// The shortest period of at least two layers that repeats at least twice
-/// from layer 0 and leaves a tail of few runs, and its repetitions;
-/// {0, 0} if none.
+/// Runs of identical layers in `kinds[begin, end)`.
+static size_t countRuns(llvm::ArrayRef<LayerKind> kinds, int64_t begin,
+                        int64_t end) {
+  size_t runs = 0;
+  for (int64_t i = begin; i < end; ++i)
+    runs += i == begin || kinds[i] != kinds[i - 1];
+  return runs;
+}
+
+/// The period of at least two layers that, repeated from layer 0 (at least
+/// twice) and followed by runs of the layers after its last repetition,
+/// gives the fewest repeats; the shortest of those. With its repetitions;
+/// {0, 0} if none beats `plainRuns`.
 static std::pair<int64_t, int64_t>
-findPeriod(llvm::ArrayRef<LayerKind> kinds) {
+findPeriod(llvm::ArrayRef<LayerKind> kinds, size_t plainRuns) {
   int64_t n = kinds.size();
+  std::pair<int64_t, int64_t> best = {0, 0};
+  size_t bestRuns = plainRuns;
   for (int64_t p = 2; 2 * p <= n; ++p) {
     int64_t matched = p;
     while (matched < n && kinds[matched] == kinds[matched % p])
       ++matched;
     int64_t repeats = matched / p;
-    size_t tailRuns = 0;
-    for (int64_t i = repeats * p; i < n; ++i)
-      tailRuns += i == repeats * p || kinds[i] != kinds[i - 1];
-    if (repeats >= 2 && tailRuns < kMaxPlainRuns)
-      return {p, repeats};
+    size_t runs = 1 + countRuns(kinds, repeats * p, n);
+    if (repeats >= 2 && runs < bestRuns) {
+      best = {p, repeats};
+      bestRuns = runs;
+    }
   }
-  return {0, 0};
+  return best;
 }
 
 llvm::SmallVector<LayerRun> models::getLayerRuns(const ModelConfig &c,
@@ -103,7 +115,7 @@ llvm::SmallVector<LayerRun> models::getLayerRuns(const ModelConfig &c,
   }
   if (runs.size() <= kMaxPlainRuns)
     return runs;
-  auto [p, repeats] = findPeriod(kinds);
+  auto [p, repeats] = findPeriod(kinds, runs.size());
   if (!p)
     return runs;
   runs.clear();

@@ -30,9 +30,9 @@ llvm::SmallVector<LayerKind> getLayerKinds(const ModelConfig &c, int64_t seq);
 
 /// Groups the layers into runs. Runs of identical layers when there are a
 /// few (the common shapes get symbolic counts: `L` for one run, `Ld` and
-/// `L - Ld` for dense layers followed by MoE layers); otherwise the shortest
-/// period that repeats from the first layer, then the layers after its last
-/// full repetition.
+/// `L - Ld` for dense layers followed by MoE layers); otherwise the period
+/// that repeats from the first layer and leaves the fewest runs after its
+/// last full repetition, then those runs.
 llvm::SmallVector<LayerRun> getLayerRuns(const ModelConfig &c, int64_t seq);
 
 } // namespace mlir::stage::models

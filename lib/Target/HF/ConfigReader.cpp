@@ -15,6 +15,11 @@ bool ConfigReader::has(StringRef key) {
   return v && v->kind() != llvm::json::Value::Null;
 }
 
+bool ConfigReader::isString(StringRef key) {
+  const llvm::json::Value *v = get(key);
+  return v && v->getAsString();
+}
+
 void ConfigReader::understood(std::initializer_list<StringRef> keys) {
   for (StringRef k : keys)
     seen.insert(k);

@@ -29,6 +29,8 @@ public:
 
   /// Whether `key` is present and not null.
   bool has(StringRef key);
+  /// Whether `key` holds a string.
+  bool isString(StringRef key);
   /// Marks fields as understood without reading them (their values do not
   /// change FLOPs, bytes or parameters: a norm's epsilon, RoPE's base).
   void understood(std::initializer_list<StringRef> keys);

@@ -417,12 +417,12 @@ static void readDeepSeek(ConfigReader &r, ModelConfig &c, bool v3) {
 
 /// Mamba's dt rank: an integer or "auto", ceil(D / 16).
 static int64_t readDtRank(ConfigReader &r, StringRef key, int64_t hidden) {
-  if (r.has(key) && !r.optionalInteger(key) && r.ok()) {
-    if (r.string(key, "auto") != "auto")
-      r.error() << "field '" << key << "' must be an integer or \"auto\"";
-    return (hidden + 15) / 16;
-  }
-  return r.integerOr(key, (hidden + 15) / 16);
+  int64_t automatic = (hidden + 15) / 16;
+  if (!r.isString(key))
+    return r.integerOr(key, automatic);
+  if (r.string(key, "auto") != "auto")
+    r.error() << "field '" << key << "' must be an integer or \"auto\"";
+  return automatic;
 }
 
 /// What Mamba and Mamba-2 configs share: sizes, the convolution, biases.
