@@ -2,6 +2,8 @@
 
 #include "LayerScope.h"
 
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
+
 using namespace mlir;
 using namespace mlir::stage;
 using namespace mlir::stage::models;
@@ -26,12 +28,14 @@ Value LayerScope::weight(StringRef name, ArrayRef<sym::Expr> dims,
       SymTensorType::get(outer.getContext(), dims, paramType), loc);
 }
 
-Value LayerScope::finish(Value output) {
+Value LayerScope::finish(Value output, int64_t period) {
   YieldOp::create(innerBuilder, loc, ValueRange{output});
   auto op = RepeatOp::create(outer, loc, TypeRange{init.getType()},
                              ExprAttr::get(outer.getContext(), count),
                              /*reverse=*/UnitAttr(), /*step=*/StringAttr(), ValueRange{init}, stacks);
   op.getBody().push_back(block);
+  if (period > 1)
+    setLayerPeriod(op, period);
   return op.getResult(0);
 }
 

@@ -37,8 +37,9 @@ public:
   Value weight(StringRef name, ArrayRef<sym::Expr> dims, StringRef group);
 
   /// Creates the repeat op at the outer insertion point with `output` as the
-  /// carried result of one iteration; returns the repeat's result.
-  Value finish(Value output);
+  /// carried result of one iteration (`period` layers); returns the
+  /// repeat's result.
+  Value finish(Value output, int64_t period = 1);
 
 private:
   OpBuilder &outer;

@@ -193,7 +193,8 @@ static OwningOpRef<ModuleOp> buildSingleLayer(MLIRContext *ctx, Location loc,
   FailureOr<Value> out = buildRun(scope, c, o, runs.front());
   if (failed(out))
     return {};
-  func::ReturnOp::create(b, loc, scope.finish(*out));
+  func::ReturnOp::create(b, loc,
+                         scope.finish(*out, runs.front().period.size()));
   setModuleBindings(*module, getBindings(c, o, runs));
   return module;
 }
@@ -238,7 +239,7 @@ OwningOpRef<ModuleOp> mlir::stage::buildTransformer(MLIRContext *ctx,
     FailureOr<Value> out = buildRun(scope, c, o, run);
     if (failed(out))
       return {};
-    x = scope.finish(*out);
+    x = scope.finish(*out, run.period.size());
   }
 
   Value normW = g.param("norm", {D}, act, "norm");

@@ -239,6 +239,8 @@ LogicalResult Pipeliner::splitRun(const Run &run) {
     auto part = RepeatOp::create(builder, rep.getLoc(), types,
                                  ExprAttr::get(ctx, count), rep.getReverseAttr(), rep.getStepAttr(),
                                  inits, slices);
+    if (int64_t period = getLayerPeriod(rep); period > 1)
+      setLayerPeriod(part, period);
     IRMapping map;
     Block &src = rep.getBodyBlock();
     Block *body = new Block();
@@ -272,6 +274,8 @@ LogicalResult Pipeliner::run(ArrayRef<int64_t> userSizes) {
   Operation *ret = entry.getTerminator();
   SmallVector<Run> runs;
   int64_t layers = 0;
+  // A hybrid's period splits whole: its iterations are the units.
+  int64_t period = 1;
   for (Operation &op : entry)
     if (auto rep = dyn_cast<RepeatOp>(op)) {
       sym::Result<int64_t> n = rep.getCount().getValue().evaluate(bindings);
@@ -279,7 +283,14 @@ LogicalResult Pipeliner::run(ArrayRef<int64_t> userSizes) {
         return rep.emitOpError("layer count: ") << n.error();
       runs.push_back({rep, layers, layers + *n});
       layers += *n;
+      period = std::max(period, getLayerPeriod(rep));
     }
+  std::string units =
+      period > 1 ? " layer stack iterations (a period of up to " +
+                       std::to_string(period) +
+                       " layers counts as one: stages split on period "
+                       "boundaries)"
+                 : " layers";
   int64_t k = pp * v;
   if (runs.empty() && k > 1)
     return fn.emitOpError("has no stage.repeat layer stack for stage-pipeline "
@@ -290,7 +301,7 @@ LogicalResult Pipeliner::run(ArrayRef<int64_t> userSizes) {
   if (k > std::max<int64_t>(layers, 1))
     return fn.emitOpError("cannot be split into ")
            << k << " stages (pp=" << pp << ", " << v
-           << " virtual stages each): it has " << layers << " layers";
+           << " virtual stages each): it has " << layers << units;
 
   // Costs: each layer's forward FLOPs; what precedes the first stack goes
   // with the first stage, what follows the last with the last.
@@ -329,7 +340,7 @@ LogicalResult Pipeliner::run(ArrayRef<int64_t> userSizes) {
     }
     if (sum != layers)
       return fn.emitOpError("layers-per-stage sums to ")
-             << sum << " but the model has " << layers << " layers";
+             << sum << " but the model has " << layers << units;
     sizes.assign(userSizes.begin(), userSizes.end());
   } else if (layers == 0) {
     sizes = {0};

@@ -119,3 +119,21 @@ func.func @f() {
   %0 = stage.recv on @grid [pp] shift -1 channel 2 {stage.token_feedback = 1} : !stage.tensor<[B], i32>
   return
 }
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{'stage.layer_period' must be a positive integer on a stage.repeat}}
+  %0 = stage.input "x" {stage.layer_period = 2 : i64} : !stage.tensor<[B], f32>
+  return
+}
+
+// -----
+
+func.func @f(%x: !stage.tensor<[B, D], bf16>) {
+  // expected-error @+1 {{'stage.layer_period' must be a positive integer on a stage.repeat}}
+  %0 = stage.repeat 2 carry(%a = %x : !stage.tensor<[B, D], bf16>) attributes {stage.layer_period = 0 : i64} {
+    stage.yield %a : !stage.tensor<[B, D], bf16>
+  }
+  return
+}

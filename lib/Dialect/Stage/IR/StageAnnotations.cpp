@@ -20,6 +20,7 @@ using Recomputable = StageDialect::RecomputableAttrHelper;
 using KeepsResult = StageDialect::RecomputeKeepsResultAttrHelper;
 using Recompute = StageDialect::RecomputeAttrHelper;
 using AttentionCore = StageDialect::AttentionCoreAttrHelper;
+using LayerPeriod = StageDialect::LayerPeriodAttrHelper;
 using TokenFeedback = StageDialect::TokenFeedbackAttrHelper;
 using VocabParallel = StageDialect::VocabParallelAttrHelper;
 using Dims = StageDialect::DimsAttrHelper;
@@ -300,6 +301,16 @@ void mlir::stage::markAttentionCore(Operation *op) {
   mark(op, AttentionCore::getNameStr());
 }
 
+int64_t mlir::stage::getLayerPeriod(RepeatOp op) {
+  auto n = op->getAttrOfType<IntegerAttr>(LayerPeriod::getNameStr());
+  return n ? n.getInt() : 1;
+}
+
+void mlir::stage::setLayerPeriod(RepeatOp op, int64_t layers) {
+  op->setAttr(LayerPeriod::getNameStr(),
+              IntegerAttr::get(IntegerType::get(op.getContext(), 64), layers));
+}
+
 //===----------------------------------------------------------------------===//
 // Frontends' names
 //===----------------------------------------------------------------------===//
@@ -375,6 +386,11 @@ LogicalResult StageDialect::verifyOperationAttribute(Operation *op,
       name == KeepsResult::getNameStr() || name == Recompute::getNameStr() ||
       name == AttentionCore::getNameStr())
     return expect(isa<UnitAttr>(value), "a unit attribute");
+  if (name == LayerPeriod::getNameStr()) {
+    auto n = dyn_cast<IntegerAttr>(value);
+    return expect(isa<RepeatOp>(op) && n && n.getInt() > 0,
+                  "a positive integer on a stage.repeat");
+  }
   if (name == TokenFeedback::getNameStr()) {
     if (!isa<SendOp, RecvOp>(op))
       return op->emitError("'") << name << "' belongs on a stage.send or "

@@ -145,6 +145,10 @@ void markRecomputation(Operation *op);
 bool isTokenFeedback(Operation *op);
 void markTokenFeedback(Operation *op);
 bool isAttentionCore(Operation *op);
+/// The layers one iteration of a layer stack stands for: a hybrid's period
+/// (Gemma-2's sliding and global pair, Jamba's eight layers); 1 by default.
+int64_t getLayerPeriod(RepeatOp op);
+void setLayerPeriod(RepeatOp op, int64_t layers);
 void markAttentionCore(Operation *op);
 
 //===----------------------------------------------------------------------===//

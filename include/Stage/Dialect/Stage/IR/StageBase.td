@@ -53,6 +53,8 @@ def Stage_Dialect : Dialect {
     "::mlir::UnitAttr":$recompute,
     // The ops of an unfused attention core (selective recomputation).
     "::mlir::UnitAttr":$attention_core,
+    // On a stage.repeat of a hybrid's period: the layers one iteration is.
+    "::mlir::IntegerAttr":$layer_period,
     // Serving: the send and receive of a pipeline's sampled tokens, from
     // its last stage back to its first.
     "::mlir::UnitAttr":$token_feedback,
