@@ -114,7 +114,8 @@ void mlir::stage::registerHFImportTranslation() {
   (void)importOptions();
   TranslateToMLIRRegistration reg(
       "import-hf-config",
-      "HuggingFace config.json to the symbolic training forward graph",
+      "HuggingFace config.json to the symbolic training forward graph "
+      "(supported architectures: README, docs/Models.md)",
       [](llvm::SourceMgr &sourceMgr, MLIRContext *ctx) {
         return importConfig(sourceMgr, ctx);
       },

@@ -1,6 +1,7 @@
 """The plan matrix: combinations of every plan option (docs/Testing.md), on
-a tiny dense Llama, a tiny Mixtral and a tiny DeepSeek-V3 (MLA,
-a dense first layer, a shared expert), each checked against closed forms
+a tiny dense Llama, a tiny Mistral (sliding-window attention), a tiny
+Mixtral and a tiny DeepSeek-V3 (MLA, a dense first layer, a shared expert),
+each checked against closed forms
 written here from the models' configs and the literature, not from the
 project's analyses:
 
@@ -15,7 +16,8 @@ project's analyses:
   weights, dp and cp for experts) (Rajbhandari et al. 2020);
 - conservation of work: the matrix-unit FLOPs summed over all ranks are the
   unsharded step's (2 x tokens x weights touched forward, twice that
-  backward, the attention's score matrix, the policy's recomputation), plus
+  backward, the attention's score matrix, W keys per query under a sliding
+  window, the policy's recomputation), plus
   exactly the redundancy of tp without SP; each phase's FLOPs summed over
   ranks do not depend on dp, cp, ep, pp or ZeRO beyond the gradient
   accumulation and optimizer work on the state each rank holds;
@@ -88,6 +90,9 @@ class Model:
         if not self.mla:
             self.Dh = c.get("head_dim", self.D // self.H)
             self.Dqk = self.Dv = self.Dh
+        # Sliding-window attention: each query scores the W keys before it
+        # (Mistral's sliding_window), all S when the window is as long.
+        self.keys = min(c.get("sliding_window") or SEQ, SEQ)
 
     def is_moe_layer(self, i):
         return self.moe and i >= self.dense_layers
@@ -522,7 +527,7 @@ def expected_contraction(plan):
     tp rank repeats without SP."""
     m, T = plan.model, BATCH * SEQ
     S, H, Dqk, Dv = SEQ, m.H, m.Dqk, m.Dv
-    score = 2 * BATCH * S * S * H  # per unit of head width
+    score = 2 * BATCH * S * m.keys * H  # per unit of head width
     layers_fwd = sum(2 * T * m.matmul_weights_per_token(i) +
                      score * (Dqk + Dv) for i in range(m.L))
     head = 2 * T * m.D * m.V
@@ -656,7 +661,8 @@ def main():
     ap.add_argument("configs")
     ap.add_argument("work")
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
-    ap.add_argument("--models", default="llama-tiny,mixtral-tiny,deepseek-tiny")
+    ap.add_argument("--models",
+                    default="llama-tiny,mistral-tiny,mixtral-tiny,deepseek-tiny")
     ap.add_argument("--show", type=int, default=5)
     ap.add_argument("--digests", help="write each plan's hash of its step, "
                     "report and traces to this file")

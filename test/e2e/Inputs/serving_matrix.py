@@ -1,6 +1,7 @@
 """The serving plan matrix: every combination of serving options on the
-matrix's tiny Llama (GQA), Mixtral (experts) and DeepSeek-V3 (MLA, a dense
-first layer, a shared expert).
+matrix's tiny Llama (GQA), Mistral (a sliding window shorter than the
+prompt: ring caches of W positions), Mixtral (experts) and DeepSeek-V3
+(MLA, a dense first layer, a shared expert).
 
     serving_matrix.py BIN_DIR CONFIG_DIR WORK_DIR [--jobs N]
 
@@ -27,13 +28,14 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "Target", "Report", "Inputs"))
 import serving_oracle  # noqa: E402
 
 BATCH, SEQ, TOKENS, CHUNK = 64, 32, 6, 8
+MODELS = ("llama-tiny", "mistral-tiny", "mixtral-tiny", "deepseek-tiny")
 
 
 def plans():
     """(model, options) pairs."""
     out = []
-    for model in ("llama-tiny", "mixtral-tiny", "deepseek-tiny"):
-        moe = model != "llama-tiny"
+    for model in MODELS:
+        moe = model not in ("llama-tiny", "mistral-tiny")
         for dp, tp, pp, ep in itertools.product((1, 2), (1, 2, 4), (1, 2), (1, 2)):
             if ep > 1 and not moe:
                 continue
@@ -87,11 +89,13 @@ def run(cmd):
 
 
 def handoff_bytes(c, dec):
-    """Every decode rank's cache over the S prompt positions (bf16)."""
+    """Every decode rank's cache over the S prompt positions (the last W of
+    them under a sliding window; bf16)."""
     L = c["num_hidden_layers"]
     tp, dp, ep = dec.get("tp", 1), dec.get("dp", 1), dec.get("ep", 1)
-    per_rank = (L * serving_oracle.cache_per_token_and_layer(c, tp) * SEQ *
-                (BATCH // (dp * ep)) * 2)
+    positions = serving_oracle.window(c, SEQ) or SEQ
+    per_rank = (L * serving_oracle.cache_per_token_and_layer(c, tp) *
+                positions * (BATCH // (dp * ep)) * 2)
     return per_rank * dp * ep * tp
 
 
@@ -172,7 +176,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
-    for model in ("llama-tiny", "mixtral-tiny", "deepseek-tiny"):
+    for model in MODELS:
         rc, _, err = run([os.path.join(a.bin, "stage-translate"),
                           "--import-hf-config", os.path.join(a.configs, model + ".json"),
                           f"--batch={BATCH}", f"--seq={SEQ}",

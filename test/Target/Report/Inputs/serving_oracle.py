@@ -74,6 +74,13 @@ def cache_per_token_and_layer(c, tp):
     return 2 * max(KV // tp, 1) * Dh
 
 
+def window(c, S):
+    """A sliding window shorter than the prompt, else None: such a layer
+    caches a ring of its last W positions and a decode step reads W."""
+    W = c.get("sliding_window")
+    return W if W and W < S else None
+
+
 def check(c, r, B, S, N, dp=1, tp=1, ep=1, pp=1, chunk=0, flops=True, cp=1):
     """The failures of report `r` (JSON) of config `c` (a list of strings)."""
     L = c["num_hidden_layers"]
@@ -90,9 +97,13 @@ def check(c, r, B, S, N, dp=1, tp=1, ep=1, pp=1, chunk=0, flops=True, cp=1):
             n = L
         layers_seen += n
         positions = S + N if (N or chunk) else S
-        # Context parallelism (prefill only) splits the prompt's positions.
-        expect = n * cache_per_token_and_layer(c, tp) * Fraction(positions, cp) * b_local * 2
-        start = n * cache_per_token_and_layer(c, tp) * Fraction(S, cp) * b_local * 2
+        # Context parallelism (prefill only) splits the prompt's positions;
+        # a sliding window's ring is whole.
+        end, begin = Fraction(positions, cp), Fraction(S, cp)
+        if window(c, S):
+            end = begin = window(c, S)
+        expect = n * cache_per_token_and_layer(c, tp) * end * b_local * 2
+        start = n * cache_per_token_and_layer(c, tp) * begin * b_local * 2
         got = s["memory"]["kv_cache"]["value"]
         if got != expect or s["memory"]["kv_cache_start"]["value"] != start:
             failures.append(f"stage {s['stage']}: kv_cache {got}, expected {expect} "
@@ -110,12 +121,16 @@ def check(c, r, B, S, N, dp=1, tp=1, ep=1, pp=1, chunk=0, flops=True, cp=1):
         P = active_contraction_params(c, tp) - head
         H = c["num_attention_heads"]
         Dh = c.get("head_dim", c["hidden_size"] // H)
+        # A running request reads its cache (its ring of W under a window),
+        # a prompt chunk its whole prefix.
+        decoded = window(c, S) or T + 1
         total = J * (2 * P * (B + C) + 2 * head * B) + \
-            L * 4 * H * Dh * (J * B * (T + 1) + C * C * J * (J + 1) // 2)
+            L * 4 * H * Dh * (J * B * decoded + C * C * J * (J + 1) // 2)
         per_token = Fraction(total, B * J)
     else:
+        context = window(c, S) or S + Fraction(N + 1, 2)
         per_token = 2 * active_contraction_params(c, tp) + \
-            L * attention_per_position(c) * (S + Fraction(N + 1, 2))
+            L * attention_per_position(c) * context
     got = Fraction(r["job"]["job_flops"]["decode_contraction_per_token"]["value"])
     if got != per_token:
         failures.append(f"decode contraction FLOPs per token {got}, expected {per_token}")
