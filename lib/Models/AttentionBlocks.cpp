@@ -60,8 +60,7 @@ static Value normHeads(LayerScope &scope, const ModelConfig &c, Value v,
                        StringRef name, const Expr &heads) {
   GraphBuilder &g = scope.body();
   if (c.qkNorm == QKNorm::PerHead)
-    return g.norm(NormKind::rms, v,
-                  scope.weight(name, {S("Dh")}, "attention"));
+    return g.norm(NormKind::rms, v, scope.weight(name, {S("Dh")}, "attention"));
   Value w = scope.weight(name, {heads, S("Dh")}, "attention");
   return g.ewise(EwiseKind::mul, {g.norm(NormKind::rms, v), w});
 }
@@ -72,8 +71,8 @@ static Value normHeads(LayerScope &scope, const ModelConfig &c, Value v,
 /// projection.
 static FailureOr<Value> buildGroupedAttention(LayerScope &scope,
                                               const ModelConfig &c,
-                                              const BuildOptions &opts,
-                                              Value x, bool sliding) {
+                                              const BuildOptions &opts, Value x,
+                                              bool sliding) {
   GraphBuilder &g = scope.body();
   Expr D = S("D"), H = S("H"), Dh = S("Dh");
   // MHA models (GPT) have no separate kv-head count; nor has the unfused
@@ -160,10 +159,9 @@ static Value buildLatentAttention(LayerScope &scope, const ModelConfig &c,
   return g.einsum("bshk,hkd->bsd", {o, wo});
 }
 
-FailureOr<Value> mlir::stage::models::buildAttention(LayerScope &scope,
-                                                     const ModelConfig &config,
-                                                     const BuildOptions &options,
-                                                     Value x, bool sliding) {
+FailureOr<Value> mlir::stage::models::buildAttention(
+    LayerScope &scope, const ModelConfig &config, const BuildOptions &options,
+    Value x, bool sliding) {
   if (config.attention == AttentionKind::Latent) {
     if (options.attention == AttentionImpl::Unfused) {
       emitError(x.getLoc()) << "--attention=unfused is for multi-head "

@@ -87,15 +87,16 @@ static Value buildMoEFfn(LayerScope &scope, const ModelConfig &c, Value x) {
   Value routed = g.combine(y, weights, ids);
   if (m.sharedWidth() == 0)
     return routed;
-  Value shared = buildDenseFfn(
-      scope, c, x, m.sharedExpertGate ? "mlp.shared_expert" : "mlp.shared_experts",
-      S("Fs"), "mlp");
+  Value shared = buildDenseFfn(scope, c, x,
+                               m.sharedExpertGate ? "mlp.shared_expert"
+                                                  : "mlp.shared_experts",
+                               S("Fs"), "mlp");
   if (m.sharedExpertGate) {
     // Qwen2-MoE: shared * sigmoid(x w), one gate value per token.
     Value w = scope.weight("mlp.shared_expert_gate", {D}, "mlp");
     Value gate = g.ewise(EwiseKind::sigmoid, {g.einsum("bsd,d->bs", {x, w})});
-    shared = g.ewise(EwiseKind::mul,
-                     {shared, g.broadcast(gate, {2}, xt.getDims())});
+    shared =
+        g.ewise(EwiseKind::mul, {shared, g.broadcast(gate, {2}, xt.getDims())});
   }
   return g.ewise(EwiseKind::add, {routed, shared});
 }

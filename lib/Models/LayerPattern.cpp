@@ -31,7 +31,8 @@ llvm::SmallVector<LayerKind> models::getLayerKinds(const ModelConfig &c,
     } else {
       k.ffn = c.isMoELayer(i) ? FfnKind::MoE : FfnKind::Dense;
     }
-    k.sliding = k.mixer == Mixer::Attention && windowBinds && c.isSlidingLayer(i);
+    k.sliding =
+        k.mixer == Mixer::Attention && windowBinds && c.isSlidingLayer(i);
     kinds.push_back(k);
   }
   return kinds;
@@ -76,8 +77,8 @@ static size_t countRuns(llvm::ArrayRef<LayerKind> kinds, int64_t begin,
 /// twice) and followed by runs of the layers after its last repetition,
 /// gives the fewest repeats; the shortest of those. With its repetitions;
 /// {0, 0} if none beats `plainRuns`.
-static std::pair<int64_t, int64_t>
-findPeriod(llvm::ArrayRef<LayerKind> kinds, size_t plainRuns) {
+static std::pair<int64_t, int64_t> findPeriod(llvm::ArrayRef<LayerKind> kinds,
+                                              size_t plainRuns) {
   int64_t n = kinds.size();
   std::pair<int64_t, int64_t> best = {0, 0};
   size_t bestRuns = plainRuns;
@@ -123,8 +124,8 @@ llvm::SmallVector<LayerRun> models::getLayerRuns(const ModelConfig &c,
   period.begin = 0;
   period.end = repeats * p;
   period.period.assign(kinds.begin(), kinds.begin() + p);
-  period.count = period.end == n ? Expr::symbol("L").divExact(Expr(p))
-                                 : Expr(repeats);
+  period.count =
+      period.end == n ? Expr::symbol("L").divExact(Expr(p)) : Expr(repeats);
   for (int64_t j = 0; j < p; ++j)
     period.prefixes.push_back("layers[" + std::to_string(j) + ":" +
                               std::to_string(period.end) + ":" +

@@ -57,8 +57,8 @@ private:
 /// The element type of weights and activations for a precision.
 Type getComputeType(MLIRContext *ctx, Precision p);
 
-/// Layer blocks (AttentionBlocks.cpp, FeedForwardBlocks.cpp, SSMBlocks.cpp). Each returns
-/// its contribution to the residual stream.
+/// Layer blocks (AttentionBlocks.cpp, FeedForwardBlocks.cpp, SSMBlocks.cpp).
+/// Each returns its contribution to the residual stream.
 FailureOr<Value> buildAttention(LayerScope &scope, const ModelConfig &config,
                                 const BuildOptions &options, Value x,
                                 bool sliding);

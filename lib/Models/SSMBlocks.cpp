@@ -89,7 +89,8 @@ static Value buildMamba2(LayerScope &scope, const ModelConfig &c, Value h) {
   x = convolve("x", x, {Hm, P});
   b = convolve("B", b, {G, N});
   cc = convolve("C", cc, {G, N});
-  dt = g.ewise(EwiseKind::add, {dt, scope.weight("mixer.dt_bias", {Hm}, "ssm")});
+  dt =
+      g.ewise(EwiseKind::add, {dt, scope.weight("mixer.dt_bias", {Hm}, "ssm")});
   dt = g.generic({dt}, kSoftplusFlops);
   Value a = g.generic({scope.weight("mixer.A_log", {Hm}, "ssm")}, 2);
   Value y = g.ssmScan(x, dt, a, b, cc, Expr::symbol("Q"));

@@ -121,9 +121,8 @@ static FailureOr<Value> buildLayer(LayerScope &scope, const ModelConfig &c,
       return failure();
     Value a = sandwich ? norm("post_attention_layernorm", *attn) : *attn;
     x = add(x, residual(a));
-    Value h = norm(sandwich ? "pre_feedforward_layernorm"
-                            : "post_attention_layernorm",
-                   x);
+    Value h = norm(
+        sandwich ? "pre_feedforward_layernorm" : "post_attention_layernorm", x);
     Value m = buildFeedForward(scope, c, h, moe);
     if (sandwich)
       m = norm("post_feedforward_layernorm", m);

@@ -285,12 +285,12 @@ LogicalResult Pipeliner::run(ArrayRef<int64_t> userSizes) {
       layers += *n;
       period = std::max(period, getLayerPeriod(rep));
     }
-  std::string units =
-      period > 1 ? " layer stack iterations (a period of up to " +
-                       std::to_string(period) +
-                       " layers counts as one: stages split on period "
-                       "boundaries)"
-                 : " layers";
+  std::string units = period > 1
+                          ? " layer stack iterations (a period of up to " +
+                                std::to_string(period) +
+                                " layers counts as one: stages split on period "
+                                "boundaries)"
+                          : " layers";
   int64_t k = pp * v;
   if (runs.empty() && k > 1)
     return fn.emitOpError("has no stage.repeat layer stack for stage-pipeline "

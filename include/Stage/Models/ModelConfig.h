@@ -123,7 +123,7 @@ struct ModelConfig {
   int64_t maxPositions = 0; // P
   bool tiedEmbeddings = false;
   bool learnedPositions = false; // GPT: a position table added to tokens
-  bool rotary = true; // RoPE on q and k (Jamba's attention has none)
+  bool rotary = true;            // RoPE on q and k (Jamba's attention has none)
   bool qkvBias = false;
   bool outputBias = false;
   bool mlpBias = false;
@@ -165,8 +165,6 @@ struct ModelConfig {
             (i < int64_t(slidingLayers.size()) && slidingLayers[i]));
   }
 };
-
-
 
 enum class Precision { BF16, FP16, FP32 };
 

@@ -16,9 +16,9 @@ using namespace mlir::stage;
 /// the model's shape.
 static bool looksShapeChanging(StringRef key) {
   static const char *const kWords[] = {
-      "size",   "dim",    "num_",   "n_",    "layer",  "expert", "head",
-      "window", "rank",   "period", "offset", "vocab", "lora",   "moe",
-      "kv",     "sparse", "state",  "conv",  "expand", "ffn",    "inner",
+      "size",   "dim",    "num_",   "n_",     "layer",  "expert", "head",
+      "window", "rank",   "period", "offset", "vocab",  "lora",   "moe",
+      "kv",     "sparse", "state",  "conv",   "expand", "ffn",    "inner",
       "mlp",    "proj",   "group",  "shared", "block",  "chunk"};
   return llvm::any_of(kWords, [&](const char *w) { return key.contains(w); });
 }
@@ -29,10 +29,10 @@ static StringRef nearestFamily(StringRef name) {
   unsigned bestDistance = ~0u;
   for (const HFFamily &f : getHFFamilies())
     for (StringRef candidate : {f.architecture, f.modelType}) {
-      unsigned d = name.lower() == candidate.lower()
-                       ? 0
-                       : StringRef(name.lower()).edit_distance(
-                             candidate.lower());
+      unsigned d =
+          name.lower() == candidate.lower()
+              ? 0
+              : StringRef(name.lower()).edit_distance(candidate.lower());
       if (d < bestDistance) {
         bestDistance = d;
         best = f.architecture;

@@ -13,24 +13,28 @@ using namespace mlir;
 using namespace mlir::stage;
 
 void mlir::stage::markCostFreeFields(ConfigReader &r) {
-  r.understood({"architectures", "model_type", "_name_or_path", "torch_dtype",
-                "dtype", "transformers_version", "use_cache", "bos_token_id",
-                "eos_token_id", "pad_token_id", "sep_token_id",
-                "decoder_start_token_id", "initializer_range",
-                "initializer_factor", "rms_norm_eps", "layer_norm_eps",
-                "layer_norm_epsilon", "norm_eps", "rope_theta", "rope_scaling",
-                "rope_parameters", "rope_local_base_freq",
-                "partial_rotary_factor", "original_max_position_embeddings",
-                "auto_map", "output_router_logits", "router_aux_loss_coef",
-                "router_z_loss_coef", "router_jitter_noise", "pretraining_tp",
-                "quantization_config", "tokenizer_class", "is_decoder",
-                "attn_implementation", "_attn_implementation",
-                "query_pre_attn_scalar", "cache_implementation",
-                "use_bfloat16", "id2label", "label2id", "task_specific_params",
-                "return_dict", "output_attentions", "output_hidden_states",
-                "tie_encoder_decoder", "torchscript", "chunk_size_feed_forward",
-                "problem_type", "use_return_dict", "gradient_checkpointing",
-                "max_length", "vocab_file"});
+  // clang-format off
+  static const char *const kFields[] = {
+      "architectures", "model_type", "_name_or_path", "torch_dtype", "dtype",
+      "transformers_version", "use_cache", "bos_token_id", "eos_token_id",
+      "pad_token_id", "sep_token_id", "decoder_start_token_id",
+      "initializer_range", "initializer_factor", "rms_norm_eps",
+      "layer_norm_eps", "layer_norm_epsilon", "norm_eps", "rope_theta",
+      "rope_scaling", "rope_parameters", "rope_local_base_freq",
+      "partial_rotary_factor", "original_max_position_embeddings", "auto_map",
+      "output_router_logits", "router_aux_loss_coef", "router_z_loss_coef",
+      "router_jitter_noise", "pretraining_tp", "quantization_config",
+      "tokenizer_class", "is_decoder", "attn_implementation",
+      "_attn_implementation", "query_pre_attn_scalar", "cache_implementation",
+      "use_bfloat16", "id2label", "label2id", "task_specific_params",
+      "return_dict", "output_attentions", "output_hidden_states",
+      "tie_encoder_decoder", "torchscript", "chunk_size_feed_forward",
+      "problem_type", "use_return_dict", "gradient_checkpointing", "max_length",
+      "vocab_file",
+  };
+  // clang-format on
+  for (const char *field : kFields)
+    r.understood({field});
 }
 
 /// `hidden_act` (or the family's own key): the MLP's nonlinearity.
@@ -192,10 +196,9 @@ static void readGemmaCommon(ConfigReader &r, ModelConfig &c) {
   c.scaleEmbeddings = true;
   // Gemma's configs carry both keys; hidden_activation is the one used.
   r.understood({"hidden_act"});
-  readActivation(r, c,
-                 r.has("hidden_activation") ? "hidden_activation"
-                                            : "hidden_act",
-                 "gelu_pytorch_tanh");
+  readActivation(
+      r, c, r.has("hidden_activation") ? "hidden_activation" : "hidden_act",
+      "gelu_pytorch_tanh");
 }
 
 static void readGemma(ConfigReader &r, ModelConfig &c) {
@@ -235,10 +238,10 @@ static void readGemma3(ConfigReader &r, ModelConfig &c) {
 /// two LayerNorms, a GELU MLP of 4 D.
 static void readFalcon(ConfigReader &r, ModelConfig &c) {
   c.hidden = r.integer("hidden_size");
-  c.layers = r.has("n_layer") ? r.integer("n_layer")
-                              : r.integer("num_hidden_layers");
-  c.heads = r.has("n_head") ? r.integer("n_head")
-                            : r.integer("num_attention_heads");
+  c.layers =
+      r.has("n_layer") ? r.integer("n_layer") : r.integer("num_hidden_layers");
+  c.heads =
+      r.has("n_head") ? r.integer("n_head") : r.integer("num_attention_heads");
   c.vocab = r.integer("vocab_size");
   c.maxPositions = r.integerOr("max_position_embeddings", 2048);
   c.tiedEmbeddings = r.boolean("tie_word_embeddings", true);
@@ -270,8 +273,8 @@ static void readFalcon(ConfigReader &r, ModelConfig &c) {
   c.normBias = true;
   c.gatedMlp = false;
   c.fusedQKV = true;
-  c.normPlacement = parallel || newArch ? NormPlacement::Parallel
-                                        : NormPlacement::Pre;
+  c.normPlacement =
+      parallel || newArch ? NormPlacement::Parallel : NormPlacement::Pre;
   c.parallelNorms = newArch ? norms : 1;
   if (r.ok() && (c.parallelNorms < 1 || c.parallelNorms > 2))
     r.error() << "field 'num_ln_in_parallel_attn' must be 1 or 2, got "
@@ -314,8 +317,8 @@ static void readGPT2(ConfigReader &r, ModelConfig &c) {
 static void requireTopK(ConfigReader &r, const MoEConfig &m,
                         StringRef expertsKey) {
   if (r.ok() && m.topK > m.experts)
-    r.error() << "num_experts_per_tok (" << m.topK << ") exceeds "
-              << expertsKey << " (" << m.experts << ")";
+    r.error() << "num_experts_per_tok (" << m.topK << ") exceeds " << expertsKey
+              << " (" << m.experts << ")";
 }
 
 static void readMixtral(ConfigReader &r, ModelConfig &c) {
@@ -405,8 +408,8 @@ static void readDeepSeek(ConfigReader &r, ModelConfig &c, bool v3) {
   if (scoring != "softmax" && scoring != "sigmoid")
     r.error() << "field 'scoring_func' is '" << scoring
               << "'; expected 'softmax' or 'sigmoid'";
-  m.scoring = scoring == "sigmoid" ? RouterScoring::Sigmoid
-                                   : RouterScoring::Softmax;
+  m.scoring =
+      scoring == "sigmoid" ? RouterScoring::Sigmoid : RouterScoring::Softmax;
   m.routerBias = topkMethod == "noaux_tc";
   requireTopK(r, m, "n_routed_experts");
   if (r.ok() && m.firstDenseLayers > c.layers)
@@ -520,7 +523,7 @@ static void readJamba(ConfigReader &r, ModelConfig &c) {
     LayerKind k;
     k.mixer = i % attnPeriod == attnOffset ? Mixer::Attention : Mixer::SSM;
     k.ffn = experts && i % expertPeriod == expertOffset ? FfnKind::MoE
-                                                         : FfnKind::Dense;
+                                                        : FfnKind::Dense;
     c.layerKinds.push_back(k);
   }
 }
@@ -539,9 +542,10 @@ static void readNemotronH(ConfigReader &r, ModelConfig &c) {
   c.qkvBias = c.outputBias = r.boolean("attention_bias", false);
   c.mlpBias = r.boolean("mlp_bias", false);
   c.attentionDropout = r.probability("attention_dropout");
+  // heads is positive once read (0 only after an error, reported).
+  int64_t perHead = c.heads ? c.hidden / c.heads : 0;
   c.headDim = r.has("head_dim") ? r.integer("head_dim")
-                                : r.integerOr("attention_head_dim",
-                                              c.heads ? c.hidden / std::max<int64_t>(c.heads, 1) : 0);
+                                : r.integerOr("attention_head_dim", perHead);
   c.norm = NormStyle::RMS;
   c.gatedMlp = false;
   c.rotary = false;
@@ -560,8 +564,8 @@ static void readNemotronH(ConfigReader &r, ModelConfig &c) {
   r.understood({"expand", "mamba_hidden_act", "mamba_proj_bias",
                 "time_step_min", "time_step_max", "time_step_floor",
                 "time_step_limit", "rescale_prenorm_residual",
-                "residual_in_fp32", "layer_norm_epsilon",
-                "num_logits_to_keep", "mamba_chunk_size"});
+                "residual_in_fp32", "layer_norm_epsilon", "num_logits_to_keep",
+                "mamba_chunk_size"});
   std::string pattern = r.string("hybrid_override_pattern", "");
   if (!r.ok())
     return;
@@ -573,7 +577,9 @@ static void readNemotronH(ConfigReader &r, ModelConfig &c) {
   }
   for (char ch : pattern) {
     LayerKind k;
-    k.mixer = ch == 'M' ? Mixer::SSM : ch == '*' ? Mixer::Attention : Mixer::None;
+    k.mixer = ch == 'M'   ? Mixer::SSM
+              : ch == '*' ? Mixer::Attention
+                          : Mixer::None;
     k.ffn = ch == '-' ? FfnKind::Dense : FfnKind::None;
     if (ch != 'M' && ch != '*' && ch != '-') {
       r.error() << "field 'hybrid_override_pattern' has '" << ch

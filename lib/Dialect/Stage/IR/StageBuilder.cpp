@@ -81,10 +81,10 @@ Value GraphBuilder::attention(Value q, Value k, Value v, bool causal,
   SymTensorType qt = typeOf(q);
   SmallVector<Expr> dims = {qt.getDim(0), qt.getDim(1), qt.getDim(2),
                             typeOf(v).getDim(3)};
-  return AttentionOp::create(
-      b, loc, qt.withDims(dims), q, k, v, causal,
-      /*value_width=*/ExprAttr(),
-      window ? ExprAttr::get(b.getContext(), *window) : ExprAttr());
+  return AttentionOp::create(b, loc, qt.withDims(dims), q, k, v, causal,
+                             /*value_width=*/ExprAttr(),
+                             window ? ExprAttr::get(b.getContext(), *window)
+                                    : ExprAttr());
 }
 
 Value GraphBuilder::conv1d(Value x, Value w) {
@@ -95,8 +95,7 @@ Value GraphBuilder::ssmScan(Value x, Value dt, Value a, Value bm, Value c,
                             std::optional<Expr> chunk) {
   return SsmScanOp::create(
       b, loc, x.getType(), x, dt, a, bm, c,
-      chunk ? ExprAttr::get(b.getContext(), *chunk) : ExprAttr(),
-      StringAttr());
+      chunk ? ExprAttr::get(b.getContext(), *chunk) : ExprAttr(), StringAttr());
 }
 
 Value GraphBuilder::embedding(Value table, Value ids) {

@@ -27,8 +27,9 @@ LogicalResult CacheWriteOp::verify() {
   if (getDim() >= in.getRank())
     return emitOpError("dim ") << int64_t(getDim()) << " is out of range";
   SmallVector<sym::Expr> expected = in.getDims();
-  expected[getDim()] = getWindow() ? getWindow()->getValue()
-                                   : getOffset().getValue() + in.getDim(getDim());
+  expected[getDim()] = getWindow()
+                           ? getWindow()->getValue()
+                           : getOffset().getValue() + in.getDim(getDim());
   if (out.getDims() != expected || out.getElementType() != in.getElementType())
     return emitOpError("result must be the operand with dimension ")
            << int64_t(getDim()) << " of size " << expected[getDim()].str()

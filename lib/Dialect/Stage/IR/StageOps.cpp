@@ -92,12 +92,13 @@ static void printParamKind(OpAsmPrinter &p, ParamOp, ParamKindAttr kind) {
 LogicalResult ParamOp::verify() {
   if (getName().empty())
     return emitOpError("needs a non-empty name");
-  static const char *const groups[] = {"embedding", "attention", "ssm", "mlp",
+  static const char *const groups[] = {"embedding", "attention", "ssm",   "mlp",
                                        "norm",      "router",    "expert"};
   if (getGroup() && !llvm::is_contained(groups, *getGroup()))
     return emitOpError("unknown group '")
            << *getGroup()
-           << "'; expected embedding, attention, ssm, mlp, norm, router or expert";
+           << "'; expected embedding, attention, ssm, mlp, norm, router or "
+              "expert";
   return success();
 }
 

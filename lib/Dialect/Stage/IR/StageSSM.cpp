@@ -108,10 +108,9 @@ LogicalResult Conv1dOp::buildGradient(GradientEmitter &e) {
   GraphBuilder &g = e.builder();
   if (getState())
     return emitOpError("carries a serving state: it has no gradient");
-  auto op = Conv1dGradOp::create(g.builder(), g.getLoc(), getInput().getType(),
-                                 getWeight().getType(),
-                                 e.getForward(getInput()),
-                                 e.getForward(getWeight()), dc);
+  auto op = Conv1dGradOp::create(
+      g.builder(), g.getLoc(), getInput().getType(), getWeight().getType(),
+      e.getForward(getInput()), e.getForward(getWeight()), dc);
   if (e.needsGradient(getInput()))
     e.addGradient(getInput(), op.getInputGrad());
   if (e.needsGradient(getWeight()))
@@ -169,8 +168,8 @@ static FailureOr<ScanShape> readScan(Operation *op, Value x, Value dt, Value a,
   SymTensorType xt = getTensorType(x), dtt = getTensorType(dt),
                 at = getTensorType(a), bt = getTensorType(b),
                 ct = getTensorType(c);
-  auto expect = [&](StringRef name, SymTensorType t, ArrayRef<Expr> dims)
-      -> LogicalResult {
+  auto expect = [&](StringRef name, SymTensorType t,
+                    ArrayRef<Expr> dims) -> LogicalResult {
     if (t.getDims() == dims)
       return success();
     return op->emitOpError(name) << " must be " << shapeStr(t.withDims(dims))
@@ -248,9 +247,8 @@ static Cost scanCost(Operation *op, const ScanShape &s, ExprAttr chunk) {
 }
 
 Cost SsmScanOp::getCost() {
-  FailureOr<ScanShape> s =
-      readScan(*this, getInput(), getDt(), getA(), getB(), getC(),
-               getChunkAttr());
+  FailureOr<ScanShape> s = readScan(*this, getInput(), getDt(), getA(), getB(),
+                                    getC(), getChunkAttr());
   if (failed(s))
     return Cost();
   Cost c = scanCost(*this, *s, getChunkAttr());
@@ -263,9 +261,8 @@ Cost SsmScanOp::getCost() {
 // the reverse recurrence with its five gradients (18). Chunked: twice the
 // forward's work.
 Cost SsmScanGradOp::getCost() {
-  FailureOr<ScanShape> s =
-      readScan(*this, getInput(), getDt(), getA(), getB(), getC(),
-               getChunkAttr());
+  FailureOr<ScanShape> s = readScan(*this, getInput(), getDt(), getA(), getB(),
+                                    getC(), getChunkAttr());
   if (failed(s))
     return Cost();
   Cost f = scanCost(*this, *s, getChunkAttr());
@@ -289,9 +286,9 @@ LogicalResult SsmScanOp::buildGradient(GradientEmitter &e) {
     types.push_back(v.getType());
     fwd.push_back(e.getForward(v));
   }
-  auto op = SsmScanGradOp::create(g.builder(), g.getLoc(), types, fwd[0],
-                                  fwd[1], fwd[2], fwd[3], fwd[4], dc,
-                                  getChunkAttr());
+  auto op =
+      SsmScanGradOp::create(g.builder(), g.getLoc(), types, fwd[0], fwd[1],
+                            fwd[2], fwd[3], fwd[4], dc, getChunkAttr());
   for (auto [in, grad] : llvm::zip(ins, op.getResults()))
     if (e.needsGradient(in))
       e.addGradient(in, grad);
