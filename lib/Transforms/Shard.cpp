@@ -404,6 +404,24 @@ static LogicalResult checkLocalShapes(ModuleOp module,
   return failure(r.wasInterrupted());
 }
 
+/// Context parallelism splits the sequence; a state-space scan runs along
+/// all of it (its state passes from each position to the next), so a
+/// cp-split scan would need its ranks to pass the state along, which no
+/// framework we model does: refused rather than silently gathered.
+static LogicalResult checkContextParallelScans(ModuleOp module,
+                                              const ParallelPlan &plan) {
+  if (plan.degreeOf("cp") == 1)
+    return success();
+  WalkResult r = module.walk([&](SsmScanOp scan) {
+    scan.emitOpError("stage-shard: context parallelism (cp=")
+        << plan.degreeOf("cp")
+        << ") does not split a state-space layer: its scan runs along the "
+           "whole sequence; split the model with dp, tp, pp or ep instead";
+    return WalkResult::interrupt();
+  });
+  return failure(r.wasInterrupted());
+}
+
 namespace {
 struct ShardPass : mlir::stage::impl::StageShardBase<ShardPass> {
   using StageShardBase::StageShardBase;
@@ -418,6 +436,8 @@ struct ShardPass : mlir::stage::impl::StageShardBase<ShardPass> {
       return signalPassFailure();
     plan->sequenceParallel = sp;
     plan->keepGathered = keepGathered;
+    if (failed(checkContextParallelScans(module, *plan)))
+      return signalPassFailure();
     if (zero < 0 || zero > 3) {
       emitOptionError(module) << "stage-shard: zero=" << int64_t(zero)
                               << " is not a ZeRO stage (0-3)";
