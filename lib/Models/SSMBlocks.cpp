@@ -49,11 +49,9 @@ static Value buildMamba1(LayerScope &scope, const ModelConfig &c, Value h) {
   }
   dt = project("mixer.dt_proj", dt, "bsr,re->bse", R, Di, true);
   dt = g.generic({dt}, kSoftplusFlops);
-  // A = -exp(A_log): two FLOPs per entry, once per layer.
-  Value a = g.generic({scope.weight("mixer.A_log", {Di, N}, "ssm")}, 2);
-  Value y = g.ssmScan(x, dt, a, b, cc);
-  Value skip = scope.weight("mixer.D", {Di}, "ssm");
-  y = g.ewise(EwiseKind::add, {y, g.ewise(EwiseKind::mul, {x, skip})});
+  // The kernel takes A_log (A = -exp(A_log)) and the skip D.
+  Value y = g.ssmScan(x, dt, scope.weight("mixer.A_log", {Di, N}, "ssm"), b,
+                      cc, scope.weight("mixer.D", {Di}, "ssm"));
   y = g.ewise(EwiseKind::mul, {y, g.ewise(EwiseKind::silu, {z})});
   return project("mixer.out_proj", y, "bse,ed->bsd", Di, D, m.projBias);
 }
@@ -92,11 +90,9 @@ static Value buildMamba2(LayerScope &scope, const ModelConfig &c, Value h) {
   dt =
       g.ewise(EwiseKind::add, {dt, scope.weight("mixer.dt_bias", {Hm}, "ssm")});
   dt = g.generic({dt}, kSoftplusFlops);
-  Value a = g.generic({scope.weight("mixer.A_log", {Hm}, "ssm")}, 2);
-  Value y = g.ssmScan(x, dt, a, b, cc, Expr::symbol("Q"));
-  // D is one value per head: broadcast over its channels.
-  Value skip = g.broadcast(scope.weight("mixer.D", {Hm}, "ssm"), {1}, {Hm, P});
-  y = g.ewise(EwiseKind::add, {y, g.ewise(EwiseKind::mul, {x, skip})});
+  // A_log and D: one value per head.
+  Value y = g.ssmScan(x, dt, scope.weight("mixer.A_log", {Hm}, "ssm"), b, cc,
+                      scope.weight("mixer.D", {Hm}, "ssm"), Expr::symbol("Q"));
   y = g.ewise(EwiseKind::mul, {y, g.ewise(EwiseKind::silu, {z})});
   // The gated RMS norm: its weight covers every channel of the layer.
   y = g.ewise(EwiseKind::mul, {g.norm(NormKind::rms, y),

@@ -49,10 +49,8 @@ static std::string stateName(Operation *op, size_t index,
   if (auto conv = dyn_cast<Conv1dOp>(op)) {
     if (ParamOp p = getSourceParam(conv.getWeight()))
       name = (p.getName() + ".state").str();
-  } else if (Operation *a = cast<SsmScanOp>(op).getA().getDefiningOp();
-             a && a->getNumOperands() == 1) {
-    if (ParamOp p = getSourceParam(a->getOperand(0)))
-      name = (p.getName().rsplit('.').first + ".ssm_state").str();
+  } else if (ParamOp p = getSourceParam(cast<SsmScanOp>(op).getA())) {
+    name = (p.getName().rsplit('.').first + ".ssm_state").str();
   }
   if (name.empty() || used.count(name))
     name = "state" + std::to_string(index);

@@ -37,9 +37,11 @@ static Role standardRole(StringRef s) {
     return Role::Batch;
   if (s == "S")
     return Role::Seq;
-  if (s == "H" || s == "Hm") // attention heads, Mamba-2 heads
+  // Attention heads; Mamba-2's heads and their groups (which share B and
+  // C), split together as Megatron splits them (tp must divide G).
+  if (s == "H" || s == "Hm" || s == "G")
     return Role::Heads;
-  if (s == "KV" || s == "KVr" || s == "G") // Mamba-2 groups share B and C
+  if (s == "KV" || s == "KVr")
     return Role::KVHeads;
   if (s == "F" || s == "Fe" || s == "Fs" || s == "Di") // Di: Mamba channels
     return Role::Ffn;

@@ -703,9 +703,9 @@ func.func @f(%x: !stage.tensor<[B, S, Di], bf16>, %w: !stage.tensor<[Dj, K], bf1
 
 // -----
 
-func.func @f(%x: !stage.tensor<[B, S, Di], bf16>, %a: !stage.tensor<[Di, N], bf16>, %b: !stage.tensor<[B, S, N], bf16>) {
+func.func @f(%x: !stage.tensor<[B, S, Di], bf16>, %a: !stage.tensor<[Di, N], bf16>, %b: !stage.tensor<[B, S, N], bf16>, %d: !stage.tensor<[Di], bf16>) {
   // expected-error @+1 {{selective form takes no chunk size}}
-  %0 = stage.ssm_scan %x, %x, %a, %b, %b chunk <Q> : (!stage.tensor<[B, S, Di], bf16>, !stage.tensor<[B, S, Di], bf16>, !stage.tensor<[Di, N], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[B, S, N], bf16>) -> !stage.tensor<[B, S, Di], bf16>
+  %0 = stage.ssm_scan %x, %x, %a, %b, %b, %d chunk <Q> : (!stage.tensor<[B, S, Di], bf16>, !stage.tensor<[B, S, Di], bf16>, !stage.tensor<[Di, N], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[Di], bf16>) -> !stage.tensor<[B, S, Di], bf16>
   return
 }
 
@@ -713,7 +713,7 @@ func.func @f(%x: !stage.tensor<[B, S, Di], bf16>, %a: !stage.tensor<[Di, N], bf1
 
 func.func @f(%x: !stage.tensor<[B, S, Di], bf16>, %a: !stage.tensor<[Di], bf16>, %b: !stage.tensor<[B, S, N], bf16>) {
   // expected-error @+1 {{A must be [Di, N], got [Di]}}
-  %0 = stage.ssm_scan %x, %x, %a, %b, %b : (!stage.tensor<[B, S, Di], bf16>, !stage.tensor<[B, S, Di], bf16>, !stage.tensor<[Di], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[B, S, N], bf16>) -> !stage.tensor<[B, S, Di], bf16>
+  %0 = stage.ssm_scan %x, %x, %a, %b, %b, %a : (!stage.tensor<[B, S, Di], bf16>, !stage.tensor<[B, S, Di], bf16>, !stage.tensor<[Di], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[Di], bf16>) -> !stage.tensor<[B, S, Di], bf16>
   return
 }
 
@@ -721,7 +721,7 @@ func.func @f(%x: !stage.tensor<[B, S, Di], bf16>, %a: !stage.tensor<[Di], bf16>,
 
 func.func @f(%x: !stage.tensor<[B, S, H, P], bf16>, %dt: !stage.tensor<[B, S, H], bf16>, %a: !stage.tensor<[H], bf16>, %b: !stage.tensor<[B, S, G, N], bf16>) {
   // expected-error @+1 {{with heads needs a chunk size}}
-  %0 = stage.ssm_scan %x, %dt, %a, %b, %b : (!stage.tensor<[B, S, H, P], bf16>, !stage.tensor<[B, S, H], bf16>, !stage.tensor<[H], bf16>, !stage.tensor<[B, S, G, N], bf16>, !stage.tensor<[B, S, G, N], bf16>) -> !stage.tensor<[B, S, H, P], bf16>
+  %0 = stage.ssm_scan %x, %dt, %a, %b, %b, %a : (!stage.tensor<[B, S, H, P], bf16>, !stage.tensor<[B, S, H], bf16>, !stage.tensor<[H], bf16>, !stage.tensor<[B, S, G, N], bf16>, !stage.tensor<[B, S, G, N], bf16>, !stage.tensor<[H], bf16>) -> !stage.tensor<[B, S, H, P], bf16>
   return
 }
 
@@ -729,23 +729,31 @@ func.func @f(%x: !stage.tensor<[B, S, H, P], bf16>, %dt: !stage.tensor<[B, S, H]
 
 func.func @f(%x: !stage.tensor<[B, S, H, P], bf16>, %dt: !stage.tensor<[B, S, H], bf16>, %a: !stage.tensor<[H], bf16>, %b: !stage.tensor<[B, S, G, N], bf16>, %c: !stage.tensor<[B, S, G, M], bf16>) {
   // expected-error @+1 {{C must be [B, S, G, N], got [B, S, G, M]}}
-  %0 = stage.ssm_scan %x, %dt, %a, %b, %c chunk <Q> : (!stage.tensor<[B, S, H, P], bf16>, !stage.tensor<[B, S, H], bf16>, !stage.tensor<[H], bf16>, !stage.tensor<[B, S, G, N], bf16>, !stage.tensor<[B, S, G, M], bf16>) -> !stage.tensor<[B, S, H, P], bf16>
+  %0 = stage.ssm_scan %x, %dt, %a, %b, %c, %a chunk <Q> : (!stage.tensor<[B, S, H, P], bf16>, !stage.tensor<[B, S, H], bf16>, !stage.tensor<[H], bf16>, !stage.tensor<[B, S, G, N], bf16>, !stage.tensor<[B, S, G, M], bf16>, !stage.tensor<[H], bf16>) -> !stage.tensor<[B, S, H, P], bf16>
   return
 }
 
 // -----
 
-func.func @f(%x: !stage.tensor<[B, S, Di], bf16>, %a: !stage.tensor<[Di, N], bf16>, %b: !stage.tensor<[B, S, N], bf16>) {
+func.func @f(%x: !stage.tensor<[B, S, Di], bf16>, %a: !stage.tensor<[Di, N], bf16>, %b: !stage.tensor<[B, S, N], bf16>, %d: !stage.tensor<[Di], bf16>) {
   // expected-error @+1 {{result must have the input's shape}}
-  %0 = stage.ssm_scan %x, %x, %a, %b, %b : (!stage.tensor<[B, S, Di], bf16>, !stage.tensor<[B, S, Di], bf16>, !stage.tensor<[Di, N], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[B, S, N], bf16>) -> !stage.tensor<[B, S, N], bf16>
+  %0 = stage.ssm_scan %x, %x, %a, %b, %b, %d : (!stage.tensor<[B, S, Di], bf16>, !stage.tensor<[B, S, Di], bf16>, !stage.tensor<[Di, N], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[Di], bf16>) -> !stage.tensor<[B, S, N], bf16>
   return
 }
 
 // -----
 
-func.func @f(%x: !stage.tensor<[B, S, Di], bf16>, %a: !stage.tensor<[Di, N], bf16>, %b: !stage.tensor<[B, S, N], bf16>) {
+func.func @f(%x: !stage.tensor<[B, S, Di], bf16>, %a: !stage.tensor<[Di, N], bf16>, %b: !stage.tensor<[B, S, N], bf16>, %d: !stage.tensor<[Di], bf16>) {
   // expected-error @+1 {{each gradient must have its input's shape}}
-  %0:5 = stage.ssm_scan_grad %x, %x, %a, %b, %b, %x : (!stage.tensor<[B, S, Di], bf16>, !stage.tensor<[B, S, Di], bf16>, !stage.tensor<[Di, N], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[B, S, Di], bf16>) -> (!stage.tensor<[B, S, Di], bf16>, !stage.tensor<[B, S, Di], bf16>, !stage.tensor<[Di, N], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[B, S, Di], bf16>)
+  %0:6 = stage.ssm_scan_grad %x, %x, %a, %b, %b, %d, %x : (!stage.tensor<[B, S, Di], bf16>, !stage.tensor<[B, S, Di], bf16>, !stage.tensor<[Di, N], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[Di], bf16>, !stage.tensor<[B, S, Di], bf16>) -> (!stage.tensor<[B, S, Di], bf16>, !stage.tensor<[B, S, Di], bf16>, !stage.tensor<[Di, N], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[B, S, Di], bf16>, !stage.tensor<[Di], bf16>)
+  return
+}
+
+// -----
+
+func.func @f(%x: !stage.tensor<[B, S, Di], bf16>, %a: !stage.tensor<[Di, N], bf16>, %b: !stage.tensor<[B, S, N], bf16>, %d: !stage.tensor<[Dj], bf16>) {
+  // expected-error @+1 {{D must be [Di], got [Dj]}}
+  %0 = stage.ssm_scan %x, %x, %a, %b, %b, %d : (!stage.tensor<[B, S, Di], bf16>, !stage.tensor<[B, S, Di], bf16>, !stage.tensor<[Di, N], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[Dj], bf16>) -> !stage.tensor<[B, S, Di], bf16>
   return
 }
 

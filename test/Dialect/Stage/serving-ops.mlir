@@ -66,7 +66,7 @@ func.func @handoff() {
 // CHECK: stage.cache_write {{.*}} offset S + i window <W> :
 func.func @carried_state(%x: !stage.tensor<[B, 1, Hm, P], bf16>, %w: !stage.tensor<[Hm, P, Kc], bf16>, %dt: !stage.tensor<[B, 1, Hm], bf16>, %a: !stage.tensor<[Hm], bf16>, %b: !stage.tensor<[B, 1, G, Ns], bf16>, %k: !stage.tensor<[B, 1, KV, Dh], bf16>) -> !stage.tensor<[B, 1, Hm, P], bf16> {
   %c = stage.conv1d %x, %w state "layers.mixer.conv1d.state" : (!stage.tensor<[B, 1, Hm, P], bf16>, !stage.tensor<[Hm, P, Kc], bf16>) -> !stage.tensor<[B, 1, Hm, P], bf16>
-  %y = stage.ssm_scan %c, %dt, %a, %b, %b chunk <Q> state "layers.mixer.ssm_state" : (!stage.tensor<[B, 1, Hm, P], bf16>, !stage.tensor<[B, 1, Hm], bf16>, !stage.tensor<[Hm], bf16>, !stage.tensor<[B, 1, G, Ns], bf16>, !stage.tensor<[B, 1, G, Ns], bf16>) -> !stage.tensor<[B, 1, Hm, P], bf16>
+  %y = stage.ssm_scan %c, %dt, %a, %b, %b, %a chunk <Q> state "layers.mixer.ssm_state" : (!stage.tensor<[B, 1, Hm, P], bf16>, !stage.tensor<[B, 1, Hm], bf16>, !stage.tensor<[Hm], bf16>, !stage.tensor<[B, 1, G, Ns], bf16>, !stage.tensor<[B, 1, G, Ns], bf16>, !stage.tensor<[Hm], bf16>) -> !stage.tensor<[B, 1, Hm, P], bf16>
   %v = stage.cache_write %k into "layers.self_attn.k" dim 1 offset S + i window <W> : !stage.tensor<[B, 1, KV, Dh], bf16> -> !stage.tensor<[B, W, KV, Dh], bf16>
   return %y : !stage.tensor<[B, 1, Hm, P], bf16>
 }

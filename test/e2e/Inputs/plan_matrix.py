@@ -1,7 +1,9 @@
 """The plan matrix: combinations of every plan option (docs/Testing.md), on
 a tiny dense Llama, a tiny Mistral (sliding-window attention), a tiny
-Mixtral and a tiny DeepSeek-V3 (MLA, a dense first layer, a shared expert),
-each checked against closed forms
+Mixtral, a tiny DeepSeek-V3 (MLA, a dense first layer, a shared expert) and
+a tiny Nemotron-H-style hybrid (Mamba-2 mixers split over tp by heads and
+groups as Megatron's Mamba layers are, attention and ReLU^2 MLP layers, one
+block each), each checked against closed forms
 written here from the models' configs and the literature, not from the
 project's analyses:
 
@@ -75,6 +77,14 @@ class Model:
         self.F = c["intermediate_size"]
         self.moe = "Mixtral" in self.arch or "Deepseek" in self.arch
         self.mla = "Deepseek" in self.arch
+        # Layer kinds: 'A' attention and an MLP; a Nemotron-H pattern's 'M'
+        # (a Mamba-2 mixer), '*' (attention) and '-' (a ReLU^2 MLP).
+        self.kinds = list(c.get("hybrid_override_pattern", "A" * self.L))
+        self.ssm = "M" in self.kinds
+        if self.ssm:
+            self.Hm, self.P = c["mamba_num_heads"], c["mamba_head_dim"]
+            self.G, self.Ns = c["n_groups"], c["ssm_state_size"]
+            self.Kc, self.Q = c.get("conv_kernel", 4), c["chunk_size"]
         if "Mixtral" in self.arch:
             self.E, self.K = c["num_local_experts"], c["num_experts_per_tok"]
             self.Fe, self.Fs, self.dense_layers = self.F, 0, 0
@@ -97,11 +107,53 @@ class Model:
     def is_moe_layer(self, i):
         return self.moe and i >= self.dense_layers
 
+    def has_attention(self, i):
+        return self.kinds[i] in "A*"
+
+    def ssd_per_token(self, i):
+        """Matrix FLOPs per token of layer i's chunked scan, forward (Dao
+        and Gu 2024: C B^T within a chunk, its product with x, the chunk
+        states and their read-out)."""
+        if self.kinds[i] != "M":
+            return 0
+        Q, Ns, G, P, Hm = self.Q, self.Ns, self.G, self.P, self.Hm
+        return 2 * Q * Ns * G + 2 * Q * P * Hm + 4 * Ns * P * Hm
+
     def kv_div(self, tp):
         # More tp ranks than kv heads: every rank keeps all kv heads.
         return tp if tp <= self.KV else 1
 
+    def hybrid_layer_params(self, i):
+        """One block and its norm: a Mamba-2 mixer (every weight split over
+        tp by heads or groups, as Megatron's Mamba layers split them),
+        attention, or an MLP."""
+        D, tp_h, one = self.D, lambda tp: tp, lambda tp: 1
+        ps = [Param(D, one)]
+        kind = self.kinds[i]
+        if kind == "M":
+            Hm, P, G, Ns, Kc = self.Hm, self.P, self.G, self.Ns, self.Kc
+            ps += [Param(D * Hm * P, tp_h), Param(D * Hm * P, tp_h),
+                   Param(D * G * Ns, tp_h), Param(D * G * Ns, tp_h),
+                   Param(D * Hm, tp_h),  # in_proj: z, x, B, C, dt
+                   Param(Hm * P * Kc, tp_h), Param(G * Ns * Kc, tp_h),
+                   Param(G * Ns * Kc, tp_h),  # the convolutions
+                   Param(Hm, tp_h), Param(Hm, tp_h),  # A_log, D
+                   Param(Hm * P, tp_h),  # the gated norm
+                   Param(Hm * P * D, tp_h)]  # out_proj
+            # Biases are added: their gradients do not read them.
+            ps += [Param(n, tp_h, read_backward=False)
+                   for n in (Hm * P, G * Ns, G * Ns, Hm)]
+        elif kind == "*":
+            Dh, KV, H = self.Dh, self.KV, self.H
+            ps += [Param(D * H * Dh, tp_h), Param(D * KV * Dh, self.kv_div),
+                   Param(D * KV * Dh, self.kv_div), Param(H * Dh * D, tp_h)]
+        else:
+            ps += [Param(D * self.F, tp_h), Param(self.F * D, tp_h)]
+        return ps
+
     def layer_params(self, i):
+        if self.ssm:
+            return self.hybrid_layer_params(i)
         D, H, tp_h = self.D, self.H, lambda tp: tp
         one = lambda tp: 1
         ps = [Param(D, one), Param(D, one)]  # the two norms
@@ -139,12 +191,19 @@ class Model:
     def matmul_weights_per_token(self, i):
         """Weight elements a token multiplies by in layer i (forward)."""
         D, H = self.D, self.H
+        if self.ssm and self.kinds[i] == "M":
+            Hm, P, G, Ns = self.Hm, self.P, self.G, self.Ns
+            return D * (2 * Hm * P + 2 * G * Ns + Hm) + Hm * P * D
+        if self.ssm and self.kinds[i] == "-":
+            return 2 * D * self.F
         if self.mla:
             n = (D * self.Qr + self.Qr * H * (self.Dn + self.Dr)
                  + D * (self.Dr + self.Kr) + self.Kr * H * (self.Dv + self.Dn)
                  + H * self.Dv * D)
         else:
             n = D * H * self.Dh + 2 * D * self.KV * self.Dh + H * self.Dh * D
+        if self.ssm:  # a hybrid's attention layer has no MLP
+            return n
         if self.is_moe_layer(i):
             n += D * self.E + self.K * 3 * D * self.Fe + 3 * D * self.Fs
         else:
@@ -154,6 +213,8 @@ class Model:
     def replicated_matmul_weights_per_token(self, i, tp):
         """Weight elements of layer i's matmuls that tp does not split."""
         D, n = self.D, 0
+        if not self.has_attention(i):
+            return 0
         if self.mla:
             n += D * self.Qr + D * (self.Dr + self.Kr)
         elif tp > self.KV:
@@ -201,9 +262,15 @@ def enumerate_plans(model):
     eps = [1, 2] if model.moe else [1]
     tuples = [t + (ep,) for t in itertools.product([1, 2], repeat=4)
               for ep in eps]  # (dp, tp, pp, cp, ep)
-    tuples += [(1, 4, 1, 1, 1), (2, 4, 2, 1, 1), (1, 4, 2, 2, 1)]
+    if model.ssm:  # context parallelism refuses state-space scans
+        tuples = [t for t in tuples if t[3] == 1]
+    tuples += [(1, 4, 1, 1, 1), (2, 4, 2, 1, 1)]
+    if not model.ssm:
+        tuples += [(1, 4, 2, 2, 1)]
     if model.L >= 8:
-        tuples += [(1, 1, 4, 1, 1), (2, 2, 4, 1, 1), (1, 2, 4, 2, 1)]
+        tuples += [(1, 1, 4, 1, 1), (2, 2, 4, 1, 1)]
+        if not model.ssm:
+            tuples += [(1, 2, 4, 2, 1)]
     if model.moe:
         tuples += [(1, 1, 1, 1, 4), (1, 2, 2, 1, 4), (2, 1, 2, 1, 4),
                    (1, 1, 1, 1, 8), (1, 2, 1, 1, 8)]
@@ -429,6 +496,9 @@ def layer_widths(m, i):
     its latents (q, kv, the shared rope key) instead of the hidden state;
     experts move their dispatched buffers, top-k times the tokens."""
     D = m.D
+    if m.ssm:  # one column- and row-parallel block per layer
+        return {k: [D] for k in
+                ("fwd_rs", "fwd_ag", "bwd_dy", "regather", "bwd_rs")}
     if m.mla:
         attn_ag, attn_regather = [m.Qr, m.Kr, m.Dr], [m.Qr, m.Kr]
         attn_rs = [m.Qr, m.Kr, m.Dr]
@@ -448,7 +518,7 @@ def expected_model_traffic(plan, stage, layers, ps):
     key -> bytes (Megatron-LM's, docs/Sharding.md)."""
     m, M, tp, out = plan.model, plan.M, plan.tp, {}
     first, last = stage == 0, stage == plan.pp - 1
-    n = len(layers)
+    n = sum(1 for i in layers if m.has_attention(i))  # layers with k and v
     tokens = tokens_per_rank(plan)
     act = BF16 * tokens * m.D  # one micro-batch's hidden states, bytes
     full = plan.recompute == "full"
@@ -528,13 +598,16 @@ def expected_contraction(plan):
     m, T = plan.model, BATCH * SEQ
     S, H, Dqk, Dv = SEQ, m.H, m.Dqk, m.Dv
     score = 2 * BATCH * S * m.keys * H  # per unit of head width
+    A = sum(1 for i in range(m.L) if m.has_attention(i))
+    # A chunked scan's backward is twice its forward, like a weight's.
     layers_fwd = sum(2 * T * m.matmul_weights_per_token(i) +
-                     score * (Dqk + Dv) for i in range(m.L))
+                     T * m.ssd_per_token(i) for i in range(m.L)) + \
+        A * score * (Dqk + Dv)
     head = 2 * T * m.D * m.V
     fwd = layers_fwd + head
-    bwd = 2 * (fwd - m.L * score * (Dqk + Dv)) \
-        + m.L * score * (2 * Dqk + 2 * Dv) + m.L * score * Dqk
-    recompute = {"none": 0, "selective": m.L * score * (Dqk + Dv),
+    bwd = 2 * (fwd - A * score * (Dqk + Dv)) \
+        + A * score * (2 * Dqk + 2 * Dv) + A * score * Dqk
+    recompute = {"none": 0, "selective": A * score * (Dqk + Dv),
                  "full": layers_fwd}[plan.recompute]
     total = fwd + bwd + recompute
     if plan.tp > 1 and not plan.sp:
@@ -662,7 +735,8 @@ def main():
     ap.add_argument("work")
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
     ap.add_argument("--models",
-                    default="llama-tiny,mistral-tiny,mixtral-tiny,deepseek-tiny")
+                    default="llama-tiny,mistral-tiny,mixtral-tiny,deepseek-tiny,"
+                    "hybrid-tiny")
     ap.add_argument("--show", type=int, default=5)
     ap.add_argument("--digests", help="write each plan's hash of its step, "
                     "report and traces to this file")

@@ -92,9 +92,9 @@ Value GraphBuilder::conv1d(Value x, Value w) {
 }
 
 Value GraphBuilder::ssmScan(Value x, Value dt, Value a, Value bm, Value c,
-                            std::optional<Expr> chunk) {
+                            Value d, std::optional<Expr> chunk) {
   return SsmScanOp::create(
-      b, loc, x.getType(), x, dt, a, bm, c,
+      b, loc, x.getType(), x, dt, a, bm, c, d,
       chunk ? ExprAttr::get(b.getContext(), *chunk) : ExprAttr(), StringAttr());
 }
 

@@ -164,10 +164,11 @@ struct ScanShape {
 } // namespace
 
 static FailureOr<ScanShape> readScan(Operation *op, Value x, Value dt, Value a,
-                                     Value b, Value c, ExprAttr chunk) {
+                                     Value b, Value c, Value d,
+                                     ExprAttr chunk) {
   SymTensorType xt = getTensorType(x), dtt = getTensorType(dt),
                 at = getTensorType(a), bt = getTensorType(b),
-                ct = getTensorType(c);
+                ct = getTensorType(c), skip = getTensorType(d);
   auto expect = [&](StringRef name, SymTensorType t,
                     ArrayRef<Expr> dims) -> LogicalResult {
     if (t.getDims() == dims)
@@ -206,7 +207,8 @@ static FailureOr<ScanShape> readScan(Operation *op, Value x, Value dt, Value a,
         failed(expect("B", bt, {s.batch, s.seq, s.state})))
       return failure();
   }
-  if (failed(expect("C", ct, bt.getDims())))
+  if (failed(expect("C", ct, bt.getDims())) ||
+      failed(expect("D", skip, {s.channels})))
     return failure();
   return s;
 }
@@ -214,18 +216,19 @@ static FailureOr<ScanShape> readScan(Operation *op, Value x, Value dt, Value a,
 LogicalResult SsmScanOp::verify() {
   if (getResult().getType().getDims() != getInput().getType().getDims())
     return emitOpError("result must have the input's shape");
-  return readScan(*this, getInput(), getDt(), getA(), getB(), getC(),
+  return readScan(*this, getInput(), getDt(), getA(), getB(), getC(), getD(),
                   getChunkAttr());
 }
 
 LogicalResult SsmScanGradOp::verify() {
-  SmallVector<Value> ins = {getInput(), getDt(), getA(), getB(), getC()};
+  SmallVector<Value> ins = {getInput(), getDt(), getA(), getB(),
+                            getC(),     getD()};
   for (auto [in, grad] : llvm::zip(ins, getResults()))
     if (getTensorType(in).getDims() != getTensorType(grad).getDims())
       return emitOpError("each gradient must have its input's shape");
   if (getGrad().getType().getDims() != getInput().getType().getDims())
     return emitOpError("the output gradient must have the input's shape");
-  return readScan(*this, getInput(), getDt(), getA(), getB(), getC(),
+  return readScan(*this, getInput(), getDt(), getA(), getB(), getC(), getD(),
                   getChunkAttr());
 }
 
@@ -234,21 +237,24 @@ LogicalResult SsmScanGradOp::verify() {
 /// C); chunked, the SSD matrices per token (C B^T within the chunk per
 /// group, its product with x per head, the chunk's state and its read-out
 /// per head) and the decay mask (2 per token, head and chunk position).
+/// Both: the skip D x, a multiply-add per element of x. A = -exp(a) is a
+/// few FLOPs per call, not counted.
 static Cost scanCost(Operation *op, const ScanShape &s, ExprAttr chunk) {
   Expr tokens = s.batch * s.seq;
   Expr bytes = operandAndResultBytes(op);
+  Expr skip = Expr(2) * tokens * s.channels * s.headDim;
   if (!s.chunked)
-    return {Expr(), Expr(9) * tokens * s.channels * s.state, bytes};
+    return {Expr(), Expr(9) * tokens * s.channels * s.state + skip, bytes};
   Expr Q = chunk.getValue();
   Expr perToken = Expr(2) * Q * s.state * s.groups +
                   Expr(2) * Q * s.headDim * s.channels +
                   Expr(4) * s.state * s.headDim * s.channels;
-  return {tokens * perToken, Expr(2) * tokens * s.channels * Q, bytes};
+  return {tokens * perToken, Expr(2) * tokens * s.channels * Q + skip, bytes};
 }
 
 Cost SsmScanOp::getCost() {
   FailureOr<ScanShape> s = readScan(*this, getInput(), getDt(), getA(), getB(),
-                                    getC(), getChunkAttr());
+                                    getC(), getD(), getChunkAttr());
   if (failed(s))
     return Cost();
   Cost c = scanCost(*this, *s, getChunkAttr());
@@ -262,7 +268,7 @@ Cost SsmScanOp::getCost() {
 // forward's work.
 Cost SsmScanGradOp::getCost() {
   FailureOr<ScanShape> s = readScan(*this, getInput(), getDt(), getA(), getB(),
-                                    getC(), getChunkAttr());
+                                    getC(), getD(), getChunkAttr());
   if (failed(s))
     return Cost();
   Cost f = scanCost(*this, *s, getChunkAttr());
@@ -279,16 +285,17 @@ LogicalResult SsmScanOp::buildGradient(GradientEmitter &e) {
   if (getState())
     return emitOpError("carries a serving state: it has no gradient");
   GraphBuilder &g = e.builder();
-  SmallVector<Value> ins = {getInput(), getDt(), getA(), getB(), getC()};
+  SmallVector<Value> ins = {getInput(), getDt(), getA(),
+                            getB(),     getC(),  getD()};
   SmallVector<Type> types;
   SmallVector<Value> fwd;
   for (Value v : ins) {
     types.push_back(v.getType());
     fwd.push_back(e.getForward(v));
   }
-  auto op =
-      SsmScanGradOp::create(g.builder(), g.getLoc(), types, fwd[0], fwd[1],
-                            fwd[2], fwd[3], fwd[4], dc, getChunkAttr());
+  auto op = SsmScanGradOp::create(g.builder(), g.getLoc(), types, fwd[0],
+                                  fwd[1], fwd[2], fwd[3], fwd[4], fwd[5], dc,
+                                  getChunkAttr());
   for (auto [in, grad] : llvm::zip(ins, op.getResults()))
     if (e.needsGradient(in))
       e.addGradient(in, grad);
@@ -329,15 +336,16 @@ static FactorModel scanRule(bool chunked, bool sharedGroup, bool gradient) {
     a = {fc, fn};
     b = {fb, fs, fn};
   }
-  m.operands = {x, dt, a, b, b};
+  SmallVector<int> d = {fc};
+  m.operands = {x, dt, a, b, b, d};
   if (!gradient) {
     m.results = {x};
     return m;
   }
   m.operands.push_back(x);
-  m.results = {x, dt, a, b, b};
-  // A's gradient sums over batch and sequence; B's and C's over the
-  // channels (heads) that share them.
+  m.results = {x, dt, a, b, b, d};
+  // A's and D's gradients sum over batch and sequence; B's and C's over
+  // the channels (heads) that share them.
   m.summable.set(fb);
   m.summable.set(fs);
   if (!chunked || sharedGroup)

@@ -61,8 +61,9 @@ public:
   /// Causal depthwise convolution of `x [B, S, channels...]` with
   /// `w [channels..., K]`.
   Value conv1d(Value x, Value w);
-  /// The selective scan (`chunk` set: Mamba-2's chunked form).
-  Value ssmScan(Value x, Value dt, Value a, Value b, Value c,
+  /// The selective scan with its skip `d` (`a` the log of -A; `chunk`
+  /// set: Mamba-2's chunked form).
+  Value ssmScan(Value x, Value dt, Value a, Value b, Value c, Value d,
                 std::optional<sym::Expr> chunk = std::nullopt);
   Value crossEntropy(Value logits, Value labels, Type elementType);
   Value reshape(Value x, ArrayRef<sym::Expr> dims);

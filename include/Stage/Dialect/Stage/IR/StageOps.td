@@ -369,39 +369,41 @@ def Stage_Conv1dOp : Stage_ShardedOp<"conv1d"> {
 def Stage_SsmScanOp : Stage_ShardedOp<"ssm_scan"> {
   let summary = "the selective state-space scan of a Mamba layer";
   let description = [{
-    The recurrence `h_t = exp(dt_t A) h_t-1 + dt_t B_t x_t`, `y_t = C_t h_t`
-    over the sequence, with a state of `N` per channel. Two forms:
+    The recurrence `h_t = exp(dt_t A) h_t-1 + dt_t B_t x_t`,
+    `y_t = C_t h_t + D x_t` over the sequence, with a state of `N` per
+    channel, as Mamba's fused kernels compute it: `A = -exp(a)` from the
+    layer's `A_log` and the skip `D x` inside the kernel. Two forms:
 
-    - selective (Mamba): `x`, `dt` `[batch, seq, channels]`, `A`
-      `[channels, N]`, `B`, `C` `[batch, seq, N]`; the result has `x`'s
-      shape. 9 FLOPs per (token, channel, state) on vector units.
+    - selective (Mamba): `x`, `dt` `[batch, seq, channels]`, `a`
+      `[channels, N]`, `B`, `C` `[batch, seq, N]`, `D` `[channels]`; the
+      result has `x`'s shape. 9 FLOPs per (token, channel, state) and 2 per
+      (token, channel) for the skip, on vector units.
     - chunked (Mamba-2's SSD, with `chunk Q`): `x` `[batch, seq, heads, P]`,
-      `dt` `[batch, seq, heads]`, `A` `[heads]`, `B`, `C` `[batch, seq,
-      groups, N]`; heads share their group's `B` and `C`. Per token, the
-      chunk's `C B^T` (2 Q N per group), its product with `x` (2 Q P per
-      head), the chunk states and their read-out (4 N P per head), as
+      `dt` `[batch, seq, heads]`, `a` and `D` `[heads]`, `B`, `C` `[batch,
+      seq, groups, N]`; heads share their group's `B` and `C`. Per token,
+      the chunk's `C B^T` (2 Q N per group), its product with `x` (2 Q P
+      per head), the chunk states and their read-out (4 N P per head), as
       matrix-unit FLOPs (docs/CostModel.md).
 
-    The skip term `D x` and the output gate are separate ops. With `state`,
-    the recurrence starts from and ends in the named cache (serving): its
-    `N` values per channel are read and written once per call.
+    With `state`, the recurrence starts from and ends in the named cache
+    (serving): its `N` values per channel are read and written once per
+    call.
 
     ```mlir
-    %y = stage.ssm_scan %x, %dt, %a, %b, %c : (!stage.tensor<[B, S, Di], bf16>,
+    %y = stage.ssm_scan %x, %dt, %a, %b, %c, %d : (!stage.tensor<[B, S, Di], bf16>,
         !stage.tensor<[B, S, Di], bf16>, !stage.tensor<[Di, N], bf16>,
-        !stage.tensor<[B, S, N], bf16>, !stage.tensor<[B, S, N], bf16>)
-        -> !stage.tensor<[B, S, Di], bf16>
+        !stage.tensor<[B, S, N], bf16>, !stage.tensor<[B, S, N], bf16>,
+        !stage.tensor<[Di], bf16>) -> !stage.tensor<[B, S, Di], bf16>
     ```
   }];
   let arguments = (ins Stage_Tensor:$input, Stage_Tensor:$dt, Stage_Tensor:$a,
-                       Stage_Tensor:$b, Stage_Tensor:$c,
+                       Stage_Tensor:$b, Stage_Tensor:$c, Stage_Tensor:$d,
                        OptionalAttr<Stage_ExprAttr>:$chunk,
                        OptionalAttr<StrAttr>:$state);
   let results = (outs Stage_Tensor:$result);
   let assemblyFormat = [{
-    $input `,` $dt `,` $a `,` $b `,` $c (`chunk` $chunk^)?
-    (`state` $state^)? attr-dict `:`
-    functional-type(operands, $result)
+    $input `,` $dt `,` $a `,` $b `,` $c `,` $d (`chunk` $chunk^)?
+    (`state` $state^)? attr-dict `:` functional-type(operands, $result)
   }];
   let hasVerifier = 1;
 }

@@ -169,20 +169,22 @@ def Stage_Conv1dGradOp : Stage_ShardedOp<"conv1d_grad"> {
 def Stage_SsmScanGradOp : Stage_ShardedOp<"ssm_scan_grad"> {
   let summary = "gradients of a selective scan's inputs";
   let description = [{
-    The scan run backward: gradients of `x`, `dt`, `A`, `B` and `C` from the
-    output's. The selective form recomputes the forward states inside the
-    kernel (Mamba's fused backward) and runs the reverse recurrence: 27
-    FLOPs per (token, channel, state), 9 of them the recomputation. The
-    chunked form costs twice the forward's matrix-unit FLOPs.
+    The scan run backward: gradients of `x`, `dt`, `a`, `B`, `C` and `D`
+    from the output's. The selective form recomputes the forward states
+    inside the kernel (Mamba's fused backward) and runs the reverse
+    recurrence: 27 FLOPs per (token, channel, state), 9 of them the
+    recomputation, and 4 per (token, channel) for the skip. The chunked
+    form costs twice the forward's FLOPs.
   }];
   let arguments = (ins Stage_Tensor:$input, Stage_Tensor:$dt, Stage_Tensor:$a,
-                       Stage_Tensor:$b, Stage_Tensor:$c, Stage_Tensor:$grad,
+                       Stage_Tensor:$b, Stage_Tensor:$c, Stage_Tensor:$d,
+                       Stage_Tensor:$grad,
                        OptionalAttr<Stage_ExprAttr>:$chunk);
   let results = (outs Stage_Tensor:$input_grad, Stage_Tensor:$dt_grad,
                       Stage_Tensor:$a_grad, Stage_Tensor:$b_grad,
-                      Stage_Tensor:$c_grad);
+                      Stage_Tensor:$c_grad, Stage_Tensor:$d_grad);
   let assemblyFormat = [{
-    $input `,` $dt `,` $a `,` $b `,` $c `,` $grad (`chunk` $chunk^)?
+    $input `,` $dt `,` $a `,` $b `,` $c `,` $d `,` $grad (`chunk` $chunk^)?
     attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
