@@ -108,7 +108,8 @@ static FailureOr<Value> buildGroupedAttention(LayerScope &scope,
     o = *core;
   } else {
     o = g.attention(q, k, v, /*causal=*/true,
-                    sliding ? std::optional<Expr>(S("W")) : std::nullopt);
+                    sliding ? std::optional<Expr>(S("W")) : std::nullopt,
+                    c.attentionSoftcap.has_value());
   }
   Value wo = scope.weight("self_attn.o_proj", {H, Dh, D}, "attention");
   Value out = g.einsum("bshk,hkd->bsd", {o, wo});

@@ -54,11 +54,11 @@ LogicalResult mlir::stage::buildMixedIterations(ServeOp serve,
     Value decoded = g.attention(
         part(q, true), write(part(k, true), cached.keyCache, T, window),
         write(part(v, true), cached.valueCache, T, window),
-        /*causal=*/false);
+        /*causal=*/false, std::nullopt, a.getSoftcap());
     Value chunk = g.attention(
         part(q, false), write(part(k, false), cached.keyCache, j * C, {}),
         write(part(v, false), cached.valueCache, j * C, {}),
-        /*causal=*/true);
+        /*causal=*/true, std::nullopt, a.getSoftcap());
     SmallVector<Expr> dims = GraphBuilder::typeOf(decoded).getDims();
     std::swap(dims[0], dims[1]);
     Value joined = g.concat({g.reshape(decoded, dims), chunk}, 1);

@@ -137,7 +137,7 @@ void mlir::stage::absorbLatentAttention(AttentionOp op,
   auto attention = AttentionOp::create(
       b, op.getLoc(), qt.withDims(dims), query, cached, cached,
       /*causal=*/false, ExprAttr::get(op.getContext(), width),
-      op.getWindowAttr());
+      op.getWindowAttr(), op.getSoftcap());
   Value out = g.einsum("bshc,chk->bshk", {attention, l.valueUp});
   op.replaceAllUsesWith(out);
   Block *block = op->getBlock();

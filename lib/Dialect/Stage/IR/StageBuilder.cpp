@@ -77,14 +77,15 @@ Value GraphBuilder::rope(Value x) {
 }
 
 Value GraphBuilder::attention(Value q, Value k, Value v, bool causal,
-                              std::optional<Expr> window) {
+                              std::optional<Expr> window, bool softcap) {
   SymTensorType qt = typeOf(q);
   SmallVector<Expr> dims = {qt.getDim(0), qt.getDim(1), qt.getDim(2),
                             typeOf(v).getDim(3)};
   return AttentionOp::create(b, loc, qt.withDims(dims), q, k, v, causal,
                              /*value_width=*/ExprAttr(),
                              window ? ExprAttr::get(b.getContext(), *window)
-                                    : ExprAttr());
+                                    : ExprAttr(),
+                             softcap);
 }
 
 Value GraphBuilder::conv1d(Value x, Value w) {

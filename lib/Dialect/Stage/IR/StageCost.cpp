@@ -102,8 +102,10 @@ Cost AttentionOp::getCost() {
   Expr bytes = operandAndResultBytes(*this);
   if (getKey() == getValue())
     bytes = bytes - bytesOf(getValue());
-  return {Expr(2) * scores * (q.getDim(3) + o.getDim(3)), Expr(4) * scores,
-          bytes};
+  // Soft-capping: divide, tanh, multiply per score.
+  int64_t perScore = getSoftcap() ? 7 : 4;
+  return {Expr(2) * scores * (q.getDim(3) + o.getDim(3)),
+          Expr(perScore) * scores, bytes};
 }
 
 // A view: no kernel runs.
@@ -189,8 +191,10 @@ Cost AttentionGradOp::getCost() {
   Expr scores = scoreCount(q, k, getWindowAttr());
   Expr dk = q.getDim(3), dv = v.getDim(3);
   Expr recompute = Expr(2) * scores * dk;
+  // Soft-capping: the cap recomputed (3) and its tanh derivative (3).
+  int64_t perScore = getSoftcap() ? 12 : 6;
   Cost c{Expr(2) * scores * (Expr(2) * dk + Expr(2) * dv) + recompute,
-         Expr(6) * scores, operandAndResultBytes(*this), recompute};
+         Expr(perScore) * scores, operandAndResultBytes(*this), recompute};
   return c;
 }
 

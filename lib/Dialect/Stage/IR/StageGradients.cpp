@@ -293,7 +293,7 @@ LogicalResult AttentionOp::buildGradient(GradientEmitter &e) {
       g.builder(), g.getLoc(), getQuery().getType(), getKey().getType(),
       getValue().getType(), e.getForward(getQuery()), e.getForward(getKey()),
       e.getForward(getValue()), e.getForward(getResult()), dc, getCausal(),
-      getWindowAttr());
+      getWindowAttr(), getSoftcap());
   Value ins[] = {getQuery(), getKey(), getValue()};
   Value grads[] = {op.getQueryGrad(), op.getKeyGrad(), op.getValueGrad()};
   for (auto [in, grad] : llvm::zip(ins, grads))

@@ -54,9 +54,11 @@ public:
   Value dropout(Value x);
   Value norm(NormKind kind, Value x, Value weight = {}, Value bias = {});
   Value rope(Value x);
-  /// With `window`, each query attends to that many keys before it.
+  /// With `window`, each query attends to that many keys before it; with
+  /// `softcap`, the scores are soft-capped in the kernel.
   Value attention(Value q, Value k, Value v, bool causal,
-                  std::optional<sym::Expr> window = std::nullopt);
+                  std::optional<sym::Expr> window = std::nullopt,
+                  bool softcap = false);
   Value embedding(Value table, Value ids);
   /// Causal depthwise convolution of `x [B, S, channels...]` with
   /// `w [channels..., K]`.

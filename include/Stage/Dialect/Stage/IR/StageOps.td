@@ -331,11 +331,13 @@ def Stage_AttentionOp : Stage_ShardedOp<"attention"> {
   let arguments = (ins Stage_Tensor:$query, Stage_Tensor:$key,
                        Stage_Tensor:$value, UnitAttr:$causal,
                        OptionalAttr<Stage_ExprAttr>:$value_width,
-                       OptionalAttr<Stage_ExprAttr>:$window);
+                       OptionalAttr<Stage_ExprAttr>:$window,
+                       UnitAttr:$softcap);
   let results = (outs Stage_Tensor:$result);
   let assemblyFormat = [{
     $query `,` $key `,` $value (`causal` $causal^)?
-    (`value_width` $value_width^)? (`window` $window^)? attr-dict `:`
+    (`value_width` $value_width^)? (`window` $window^)?
+    (`softcap` $softcap^)? attr-dict `:`
     functional-type(operands, $result)
   }];
   let hasVerifier = 1;

@@ -130,7 +130,8 @@ def Stage_AttentionGradOp : Stage_ShardedOp<"attention_grad"> {
   let description = [{
     Recomputes the scores from q and k (no score matrix is stored), then
     computes dV, dP, dQ and dK. The recomputation counts as recompute FLOPs.
-    `window` is the forward's sliding window.
+    `window` is the forward's sliding window; with `softcap`, the capped
+    scores are recomputed and differentiated: 6 more FLOPs per score.
 
     ```mlir
     %dq, %dk, %dv = stage.attention_grad %q, %k, %v, %o, %do causal
@@ -141,12 +142,13 @@ def Stage_AttentionGradOp : Stage_ShardedOp<"attention_grad"> {
   let arguments = (ins Stage_Tensor:$query, Stage_Tensor:$key,
                        Stage_Tensor:$value, Stage_Tensor:$output,
                        Stage_Tensor:$grad, UnitAttr:$causal,
-                       OptionalAttr<Stage_ExprAttr>:$window);
+                       OptionalAttr<Stage_ExprAttr>:$window,
+                       UnitAttr:$softcap);
   let results = (outs Stage_Tensor:$query_grad, Stage_Tensor:$key_grad,
                       Stage_Tensor:$value_grad);
   let assemblyFormat = [{
     $query `,` $key `,` $value `,` $output `,` $grad (`causal` $causal^)?
-    (`window` $window^)? attr-dict `:` functional-type(operands, results)
+    (`window` $window^)? (`softcap` $softcap^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
