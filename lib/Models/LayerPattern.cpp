@@ -75,8 +75,8 @@ static size_t countRuns(llvm::ArrayRef<LayerKind> kinds, int64_t begin,
 
 /// The period of at least two layers that, repeated from layer 0 (at least
 /// twice) and followed by runs of the layers after its last repetition,
-/// gives the fewest repeats; the shortest of those. With its repetitions;
-/// {0, 0} if none beats `plainRuns`.
+/// makes the fewest layer stacks; the shortest of those. With its
+/// repetitions; {0, 0} if none makes fewer than `plainRuns`.
 static std::pair<int64_t, int64_t> findPeriod(llvm::ArrayRef<LayerKind> kinds,
                                               size_t plainRuns) {
   int64_t n = kinds.size();
