@@ -21,7 +21,6 @@ public:
       : obj(obj), loc(loc) {}
 
   bool ok() const { return !failed; }
-  Location getLoc() const { return loc; }
   InFlightDiagnostic error() {
     failed = true;
     return emitError(loc);

@@ -29,10 +29,8 @@ static StringRef nearestFamily(StringRef name) {
   unsigned bestDistance = ~0u;
   for (const HFFamily &f : getHFFamilies())
     for (StringRef candidate : {f.architecture, f.modelType}) {
-      unsigned d =
-          name.lower() == candidate.lower()
-              ? 0
-              : StringRef(name.lower()).edit_distance(candidate.lower());
+      // Case aside: Qwen2MoEForCausalLM is Qwen2MoeForCausalLM.
+      unsigned d = StringRef(name.lower()).edit_distance(candidate.lower());
       if (d < bestDistance) {
         bestDistance = d;
         best = f.architecture;

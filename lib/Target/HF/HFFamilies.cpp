@@ -109,16 +109,24 @@ static bool readLayerTypes(ConfigReader &r, ModelConfig &c) {
   return true;
 }
 
-/// The fields of Llama-style decoders (Llama, Mistral, Qwen, Phi-3, OLMo-2,
-/// Gemma): sizes, heads, biases, dropout.
-static void readDecoder(ConfigReader &r, ModelConfig &c, bool qkvBias) {
+/// The sizes of a decoder with grouped-query attention: width, depth,
+/// heads and kv heads, MLP width, vocabulary, and the trained context (the
+/// family's default when the config omits it).
+static void readSizes(ConfigReader &r, ModelConfig &c,
+                      int64_t defaultPositions) {
   c.hidden = r.integer("hidden_size");
   c.layers = r.integer("num_hidden_layers");
   c.heads = r.integer("num_attention_heads");
   c.kvHeads = r.integerOr("num_key_value_heads", c.heads);
   c.ffn = r.integer("intermediate_size");
   c.vocab = r.integer("vocab_size");
-  c.maxPositions = r.integerOr("max_position_embeddings", 4096);
+  c.maxPositions = r.integerOr("max_position_embeddings", defaultPositions);
+}
+
+/// The fields of Llama-style decoders (Llama, Mistral, Qwen, Phi-3, OLMo-2,
+/// Gemma): sizes, heads, biases, dropout.
+static void readDecoder(ConfigReader &r, ModelConfig &c, bool qkvBias) {
+  readSizes(r, c, 4096);
   c.tiedEmbeddings = r.boolean("tie_word_embeddings", false);
   bool attentionBias = r.boolean("attention_bias", false);
   c.qkvBias = qkvBias || attentionBias;
@@ -178,14 +186,8 @@ static void readOlmo2(ConfigReader &r, ModelConfig &c) {
 /// Gemma, Gemma-2 and Gemma-3's text model: GeGLU, tied and scaled
 /// embeddings, an explicit head_dim.
 static void readGemmaCommon(ConfigReader &r, ModelConfig &c) {
-  c.hidden = r.integer("hidden_size");
-  c.layers = r.integer("num_hidden_layers");
-  c.heads = r.integer("num_attention_heads");
-  c.kvHeads = r.integerOr("num_key_value_heads", c.heads);
+  readSizes(r, c, 8192);
   c.headDim = r.integerOr("head_dim", 256);
-  c.ffn = r.integer("intermediate_size");
-  c.vocab = r.integer("vocab_size");
-  c.maxPositions = r.integerOr("max_position_embeddings", 8192);
   c.tiedEmbeddings = r.boolean("tie_word_embeddings", true);
   c.qkvBias = c.outputBias = r.boolean("attention_bias", false);
   c.attentionDropout = r.probability("attention_dropout");
@@ -531,13 +533,7 @@ static void readJamba(ConfigReader &r, ModelConfig &c) {
 /// Nemotron-H: one block per layer as hybrid_override_pattern spells it:
 /// `M` a Mamba-2 mixer, `*` attention, `-` a ReLU^2 MLP.
 static void readNemotronH(ConfigReader &r, ModelConfig &c) {
-  c.hidden = r.integer("hidden_size");
-  c.layers = r.integer("num_hidden_layers");
-  c.heads = r.integer("num_attention_heads");
-  c.kvHeads = r.integerOr("num_key_value_heads", c.heads);
-  c.ffn = r.integer("intermediate_size");
-  c.vocab = r.integer("vocab_size");
-  c.maxPositions = r.integerOr("max_position_embeddings", 8192);
+  readSizes(r, c, 8192);
   c.tiedEmbeddings = r.boolean("tie_word_embeddings", false);
   c.qkvBias = c.outputBias = r.boolean("attention_bias", false);
   c.mlpBias = r.boolean("mlp_bias", false);
