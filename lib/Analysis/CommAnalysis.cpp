@@ -35,8 +35,8 @@ sym::Expr mlir::stage::getSentBytes(CollectiveOpInterface comm) {
     return share * size;
   if (isa<AllGatherOp>(op))
     return (n - sym::Expr(1)) * size;
-  if (isa<SendOp>(op))
-    return size;
+  if (auto send = dyn_cast<SendOp>(op))
+    return send.getShift() == 0 ? sym::Expr() : size;
   return sym::Expr(); // recv, local_split
 }
 

@@ -2,8 +2,13 @@
 
 #include "Stage/Analysis/MemoryAnalysis.h"
 
+#include "Stage/Analysis/BackwardSplit.h"
+#include "Stage/Analysis/StepTimes.h"
+
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::stage;
@@ -162,11 +167,58 @@ LogicalResult analyzeServing(ServeOp serve, const sym::Bindings &b,
 
 } // namespace
 
+/// What a split backward keeps between its two steps (ChunkMemory): the
+/// kept values the weight gradients read, and the values of the input-
+/// gradient step they read, once per layer that computes them.
+static LogicalResult weightStepMemory(MicrobatchesOp mb, const sym::Bindings &b,
+                                      ChunkMemory &cm) {
+  BackwardSplit split(mb);
+  Block &fwd = mb.getForwardBlock(), &bwd = mb.getBackwardBlock();
+  sym::Expr kept;
+  for (auto [v, arg] :
+       llvm::zip(fwd.getTerminator()->getOperands(), bwd.getArguments()))
+    if (split.readsInWeightStep(arg))
+      kept += bytesOf(v);
+  sym::Expr held;
+  std::function<void(Block &, const sym::Expr &)> walk =
+      [&](Block &block, const sym::Expr &count) {
+        for (Operation &op : block) {
+          if (auto rep = dyn_cast<RepeatOp>(op)) {
+            sym::Expr inner = count * rep.getCount().getValue();
+            // A layer's incoming gradient (the carried value); its slices
+            // of kept stacks are counted with them.
+            for (BlockArgument arg :
+                 rep.getBodyBlock().getArguments().take_front(
+                     rep.getNumCarried()))
+              if (split.readsInWeightStep(arg))
+                held += inner * bytesOf(arg);
+            walk(rep.getBodyBlock(), inner);
+            continue;
+          }
+          if (split.isWeightGrad(&op))
+            continue;
+          for (Value r : op.getResults())
+            if (split.readsInWeightStep(r))
+              held += count * bytesOf(r);
+        }
+      };
+  walk(bwd, sym::Expr(1));
+  FailureOr<sym::Rational> k = bound(mb, kept, b, "kept for weight gradients");
+  FailureOr<sym::Rational> h =
+      bound(mb, held, b, "gradients held for weight gradients");
+  if (failed(k) || failed(h))
+    return failure();
+  cm.keptForWeights = *k;
+  cm.heldForWeights = *h;
+  return success();
+}
+
 /// One function: each stage's states, kept activations, transients and
 /// peak are read in one walk of its chunks, in the schedule's order.
 FailureOr<std::vector<StageMemory>>
 mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
   StepStructure step = getStepStructure(fn);
+  std::vector<std::vector<PipelineStep>> orders; // the schedule, once needed
   std::vector<StageMemory> out;
   WorkingSet ws(b);
   for (const RankClass &cls : step.classes) {
@@ -244,6 +296,8 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
         return failure();
       cm.forwardTransient = *f;
       cm.backwardTransient = *bw;
+      if (splitsBackward(step.kind) && failed(weightStepMemory(mb, b, cm)))
+        return failure();
       kept.push_back(*k);
       m.chunks.push_back(cm);
     }
@@ -274,11 +328,14 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
     m.peak = *states + m.optimizerTransient;
     m.peakAt = "optimizer step";
     // Walk the stage's schedule: activations live from a micro-batch's
-    // forward to the end of its backward.
-    sym::Result<int64_t> M = step.microBatches.evaluate(b);
-    if (!M)
-      return fn.emitError("memory: micro-batch count: ") << M.error();
-    ScheduleShape shape{step.kind, step.stages, step.virtualStages, *M};
+    // forward to the end of its backward (its weight gradients, when the
+    // schedule runs them apart: they read the layers' inputs).
+    if (orders.empty()) {
+      FailureOr<ScheduleShape> shape = getScheduleShape(fn, step, b);
+      if (failed(shape))
+        return failure();
+      orders = getStageSchedules(*shape);
+    }
     sym::Rational live(0);
     int64_t inFlight = 0;
     bool anyLoop = llvm::any_of(cls.chunks, [](Operation *c) {
@@ -291,29 +348,38 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
           m.peakAt = "forward";
         }
     } else {
-      for (const PipelineStep &s : getStageSchedule(shape, cls.stage)) {
+      bool split = splitsBackward(step.kind);
+      for (const PipelineStep &s : orders[cls.stage]) {
         auto ci = llvm::find(cls.chunkIds, s.chunk) - cls.chunkIds.begin();
         const ChunkMemory &cm = m.chunks[ci];
-        if (s.forward) {
+        if (s.isForward()) {
           live = live + kept[ci];
           ++inFlight;
         }
-        sym::Rational now = *states + live +
-                            (s.forward ? cm.forwardTransient : cm.backwardTransient);
+        sym::Rational now =
+            *states + live +
+            (s.isForward() ? cm.forwardTransient : cm.backwardTransient);
         if (m.peakActivations < live) {
           m.peakActivations = live;
           m.peakInFlight = inFlight;
         }
         if (m.peak < now) {
           m.peak = now;
-          m.peakAt = (Twine(s.forward ? "forward" : "backward") +
-                      " of micro-batch " + Twine(s.microbatch) +
-                      (cls.chunks.size() > 1 ? " in chunk " + Twine(s.chunk)
-                                             : Twine("")))
-                         .str();
+          m.peakAt =
+              (Twine(s.isForward()                    ? "forward"
+                     : s.kind == StepKind::WeightGrad ? "weight gradients"
+                     : s.kind == StepKind::InputGrad  ? "input gradient"
+                                                      : "backward") +
+               " of micro-batch " + Twine(s.microbatch) +
+               (cls.chunks.size() > 1 ? " in chunk " + Twine(s.chunk)
+                                      : Twine("")))
+                  .str();
         }
-        if (!s.forward) {
-          live = live - kept[ci];
+        if (s.kind == StepKind::InputGrad)
+          live = live - (kept[ci] - cm.keptForWeights) + cm.heldForWeights;
+        if (s.kind == (split ? StepKind::WeightGrad : StepKind::Backward)) {
+          live =
+              live - (split ? cm.keptForWeights + cm.heldForWeights : kept[ci]);
           --inFlight;
         }
       }

@@ -3,7 +3,9 @@
 #include "Stage/Analysis/PipelineSchedule.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::stage;
@@ -16,8 +18,15 @@ std::string mlir::stage::checkSchedule(const ScheduleShape &s) {
            "multiple of pp: M = " +
            std::to_string(s.microBatches) + " is not a multiple of pp = " +
            std::to_string(s.stages);
-  if (s.kind != ScheduleKind::interleaved && s.virtualStages != 1)
+  if (s.kind == ScheduleKind::zb_v && s.virtualStages != 2)
+    return "the zb-v schedule runs 2 virtual stages per rank";
+  if (s.kind != ScheduleKind::interleaved && s.kind != ScheduleKind::zb_v &&
+      s.virtualStages != 1)
     return "only the interleaved schedule has virtual stages";
+  if (!s.weights.empty() &&
+      int64_t(s.weights.size()) != s.stages * s.virtualStages)
+    return "step weights for " + std::to_string(s.weights.size()) +
+           " chunks, not " + std::to_string(s.stages * s.virtualStages);
   return "";
 }
 
@@ -31,31 +40,184 @@ static PipelineStep interleavedStep(const ScheduleShape &s, int64_t p,
   if (!forward)
     local = v - 1 - local;
   int64_t mb = (k / (pp * v)) * pp + k % pp;
-  return {forward, local * pp + p, mb};
+  return {forward ? StepKind::Forward : StepKind::Backward, local * pp + p, mb};
 }
 
-std::vector<PipelineStep>
-mlir::stage::getStageSchedule(const ScheduleShape &s, int64_t p) {
+/// ZB-H1 (Qi et al. 2024, section 3.1): 1F1B's warm-up and alternation with
+/// the backward split, stage p's weight gradients lagging its input
+/// gradients by p steps, so that they fill the cool-down where 1F1B idles;
+/// at most pp micro-batches are in flight on any stage, 1F1B's peak.
+static std::vector<PipelineStep> zeroBubbleH1(const ScheduleShape &s,
+                                              int64_t p) {
+  std::vector<PipelineStep> steps;
+  int64_t M = s.microBatches, pp = s.stages;
+  int64_t warmup = std::min(pp - p - 1, M);
+  int64_t f = 0, b = 0, w = 0;
+  auto backward = [&] {
+    steps.push_back({StepKind::InputGrad, p, b++});
+    if (b - w > p)
+      steps.push_back({StepKind::WeightGrad, p, w++});
+  };
+  for (; f < warmup; ++f)
+    steps.push_back({StepKind::Forward, p, f});
+  for (; f < M; ++f) {
+    steps.push_back({StepKind::Forward, p, f});
+    backward();
+  }
+  while (b < M)
+    backward();
+  while (w < M)
+    steps.push_back({StepKind::WeightGrad, p, w++});
+  return steps;
+}
+
+static StepWeights weightsOf(const ScheduleShape &s, int64_t chunk) {
+  if (s.weights.empty())
+    return StepWeights();
+  return s.weights[chunk];
+}
+
+/// A rule of the list scheduler: which ready step a free rank runs first.
+struct Preference {
+  bool forwardFirst;     // a forward before an input gradient
+  bool earlierInputGrad; // input gradients of the earlier chunk first
+};
+
+/// ZB-V (Qi et al. 2024, section 6): two chunks per rank in a V, planned as
+/// the paper's heuristic does, by list scheduling with the steps' costs:
+/// whenever a rank is free it runs a ready input gradient or forward (the
+/// latter only while fewer than 1F1B's pp micro-batches, 2 pp chunk
+/// activations, are in flight; the later chunk's first, as it brings a
+/// micro-batch to its loss), in the order `pref` says, else a pending
+/// weight gradient. Each chunk offers its earliest micro-batch. Should every
+/// rank wait with work left, a forward may exceed the limit (it never has
+/// in the tests). Deterministic in the weights.
+static std::vector<std::vector<PipelineStep>>
+listSchedule(const ScheduleShape &s, Preference pref) {
+  int64_t pp = s.stages, v = s.virtualStages, M = s.microBatches;
+  int64_t chunks = pp * v;
+  const double never = std::numeric_limits<double>::infinity();
+  // Durations, kept positive so that time advances.
+  double largest = 0;
+  for (int64_t c = 0; c < chunks; ++c) {
+    StepWeights w = weightsOf(s, c);
+    largest = std::max({largest, w.forward, w.inputGrad, w.weightGrad});
+  }
+  double least = largest > 0 ? largest * 1e-9 : 1;
+  auto duration = [&](StepKind k, int64_t c) {
+    StepWeights w = weightsOf(s, c);
+    double d = k == StepKind::Forward     ? w.forward
+               : k == StepKind::InputGrad ? w.inputGrad
+                                          : w.weightGrad;
+    return std::max(d, least);
+  };
+  std::vector<std::vector<int64_t>> chunksOf(pp);
+  for (int64_t c = chunks - 1; c >= 0; --c)
+    chunksOf[getPhysicalStage(s.kind, pp, c)].push_back(c);
+  std::vector<int64_t> nextF(chunks, 0), nextB(chunks, 0), nextW(chunks, 0);
+  std::vector<double> forwardDone(chunks * M, never),
+      inputDone(chunks * M, never);
+  std::vector<double> free(pp, 0);
+  std::vector<int64_t> inFlight(pp, 0);
+  int64_t limit = pp * v, remaining = 3 * chunks * M;
+  std::vector<std::vector<PipelineStep>> orders(pp);
+  std::set<double> events{0.0};
+  double t = 0;
+  bool stalled = false;
+  while (remaining) {
+    for (int64_t p = 0; p < pp; ++p) {
+      if (free[p] > t)
+        continue;
+      // chunksOf lists the later chunk first; the first candidate wins.
+      std::optional<PipelineStep> pick;
+      auto inputGrad = [&](int64_t c) {
+        int64_t m = nextB[c];
+        if (!pick && m < M && forwardDone[c * M + m] <= t &&
+            (c == chunks - 1 || inputDone[(c + 1) * M + m] <= t))
+          pick = PipelineStep{StepKind::InputGrad, c, m};
+      };
+      auto inputGrads = [&] {
+        if (pref.earlierInputGrad)
+          llvm::for_each(llvm::reverse(chunksOf[p]), inputGrad);
+        else
+          llvm::for_each(chunksOf[p], inputGrad);
+      };
+      auto forwards = [&] {
+        for (int64_t c : chunksOf[p]) {
+          int64_t m = nextF[c];
+          if (!pick && (stalled || inFlight[p] < limit) && m < M &&
+              (c == 0 || forwardDone[(c - 1) * M + m] <= t))
+            pick = PipelineStep{StepKind::Forward, c, m};
+        }
+      };
+      if (pref.forwardFirst) {
+        forwards();
+        inputGrads();
+      } else {
+        inputGrads();
+        forwards();
+      }
+      for (int64_t c : chunksOf[p])
+        if (!pick && nextW[c] < nextB[c])
+          pick = PipelineStep{StepKind::WeightGrad, c, nextW[c]};
+      if (!pick)
+        continue;
+      stalled = false;
+      double end = t + duration(pick->kind, pick->chunk);
+      int64_t c = pick->chunk, m = pick->microbatch;
+      switch (pick->kind) {
+      case StepKind::Forward:
+        forwardDone[c * M + m] = end;
+        ++nextF[c];
+        ++inFlight[p];
+        break;
+      case StepKind::InputGrad:
+        inputDone[c * M + m] = end;
+        ++nextB[c];
+        break;
+      default:
+        ++nextW[c];
+        --inFlight[p];
+        break;
+      }
+      orders[p].push_back(*pick);
+      free[p] = end;
+      events.insert(end);
+      --remaining;
+    }
+    auto next = events.upper_bound(t);
+    if (next == events.end()) {
+      if (stalled)
+        return {}; // cannot happen: an input gradient or forward is ready
+      stalled = true;
+      continue;
+    }
+    t = *next;
+  }
+  return orders;
+}
+
+static std::vector<PipelineStep> stageOrder(const ScheduleShape &s, int64_t p) {
   std::vector<PipelineStep> steps;
   int64_t M = s.microBatches, pp = s.stages;
   switch (s.kind) {
   case ScheduleKind::gpipe:
     for (int64_t m = 0; m < M; ++m)
-      steps.push_back({true, p, m});
+      steps.push_back({StepKind::Forward, p, m});
     for (int64_t m = 0; m < M; ++m)
-      steps.push_back({false, p, m});
+      steps.push_back({StepKind::Backward, p, m});
     return steps;
   case ScheduleKind::one_f_one_b: {
     int64_t warmup = std::min(pp - p - 1, M);
     int64_t f = 0, b = 0;
     for (; f < warmup; ++f)
-      steps.push_back({true, p, f});
+      steps.push_back({StepKind::Forward, p, f});
     for (; f < M; ++f, ++b) {
-      steps.push_back({true, p, f});
-      steps.push_back({false, p, b});
+      steps.push_back({StepKind::Forward, p, f});
+      steps.push_back({StepKind::Backward, p, b});
     }
     for (; b < M; ++b)
-      steps.push_back({false, p, b});
+      steps.push_back({StepKind::Backward, p, b});
     return steps;
   }
   case ScheduleKind::interleaved: {
@@ -72,30 +234,101 @@ mlir::stage::getStageSchedule(const ScheduleShape &s, int64_t p) {
       steps.push_back(interleavedStep(s, p, b, false));
     return steps;
   }
+  case ScheduleKind::zb_h1:
+    return zeroBubbleH1(s, p);
+  case ScheduleKind::zb_v:
+    break;
   }
   return steps;
 }
 
+static std::optional<Timeline>
+replay(const ScheduleShape &s,
+       const std::vector<std::vector<PipelineStep>> &orders,
+       ArrayRef<StepWeights> times);
+
+static std::vector<StepWeights> weightsOrUnit(const ScheduleShape &s) {
+  std::vector<StepWeights> times;
+  for (int64_t c = 0; c < s.stages * s.virtualStages; ++c)
+    times.push_back(weightsOf(s, c));
+  return times;
+}
+
+static double makespan(const Timeline &t) {
+  double end = 0;
+  for (const std::vector<TimedStep> &stage : t)
+    for (const TimedStep &step : stage)
+      end = std::max(end, step.end);
+  return end;
+}
+
+/// ZB-V: of the list scheduler's rules, the one whose plan ends first with
+/// the shape's weights (the first on a tie). No rule wins everywhere: input
+/// gradients first suit equal steps, forwards first long input gradients.
+static std::vector<std::vector<PipelineStep>>
+zeroBubbleV(const ScheduleShape &s) {
+  std::vector<std::vector<PipelineStep>> best;
+  double bestEnd = 0;
+  std::vector<StepWeights> times = weightsOrUnit(s);
+  for (Preference pref : {Preference{false, true}, Preference{true, true},
+                          Preference{true, false}}) {
+    std::vector<std::vector<PipelineStep>> orders = listSchedule(s, pref);
+    std::optional<Timeline> t = replay(s, orders, times);
+    if (t && (best.empty() || makespan(*t) < bestEnd)) {
+      bestEnd = makespan(*t);
+      best = std::move(orders);
+    }
+  }
+  return best;
+}
+
+std::vector<std::vector<PipelineStep>>
+mlir::stage::getStageSchedules(const ScheduleShape &s) {
+  if (s.kind == ScheduleKind::zb_v)
+    return zeroBubbleV(s);
+  std::vector<std::vector<PipelineStep>> orders;
+  for (int64_t p = 0; p < s.stages; ++p)
+    orders.push_back(stageOrder(s, p));
+  return orders;
+}
+
+std::vector<PipelineStep> mlir::stage::getStageSchedule(const ScheduleShape &s,
+                                                        int64_t p) {
+  if (s.kind == ScheduleKind::zb_v) {
+    std::vector<std::vector<PipelineStep>> all = zeroBubbleV(s);
+    return p < int64_t(all.size()) ? all[p] : std::vector<PipelineStep>();
+  }
+  return stageOrder(s, p);
+}
+
 std::optional<Timeline> mlir::stage::simulateTimeline(const ScheduleShape &s,
-                                                     double forward,
-                                                     double backward) {
-  size_t chunks = size_t(s.stages * s.virtualStages);
-  std::vector<double> f(chunks, forward / double(s.virtualStages)),
-      b(chunks, backward / double(s.virtualStages));
-  return simulateTimeline(s, f, b);
+                                                      double forward,
+                                                      double inputGrad,
+                                                      double weightGrad) {
+  double v = double(s.virtualStages);
+  std::vector<StepWeights> times(size_t(s.stages * s.virtualStages),
+                                 {forward / v, inputGrad / v, weightGrad / v});
+  return simulateTimeline(s, times);
 }
 
 std::optional<Timeline>
-mlir::stage::simulateTimeline(const ScheduleShape &s, ArrayRef<double> forward,
-                              ArrayRef<double> backward) {
-  int64_t pp = s.stages, chunks = pp * s.virtualStages;
-  if (int64_t(forward.size()) != chunks || int64_t(backward.size()) != chunks)
+mlir::stage::simulateTimeline(const ScheduleShape &s,
+                              ArrayRef<StepWeights> times) {
+  if (int64_t(times.size()) != s.stages * s.virtualStages)
     return std::nullopt;
-  std::vector<std::vector<PipelineStep>> orders;
-  for (int64_t p = 0; p < pp; ++p)
-    orders.push_back(getStageSchedule(s, p));
-  // End time of every finished step, keyed by (forward, chunk, micro-batch).
-  std::map<std::tuple<bool, int64_t, int64_t>, double> done;
+  return replay(s, getStageSchedules(s), times);
+}
+
+static std::optional<Timeline>
+replay(const ScheduleShape &s,
+       const std::vector<std::vector<PipelineStep>> &orders,
+       ArrayRef<StepWeights> times) {
+  int64_t pp = s.stages, chunks = pp * s.virtualStages;
+  if (int64_t(orders.size()) != pp)
+    return std::nullopt;
+  // End times of the finished forwards and input gradients (a whole
+  // backward counts as its input gradient), keyed by (chunk, micro-batch).
+  std::map<std::pair<int64_t, int64_t>, double> forwards, inputs;
   std::vector<size_t> next(pp, 0);
   std::vector<double> free(pp, 0.0);
   Timeline timeline(pp);
@@ -109,20 +342,40 @@ mlir::stage::simulateTimeline(const ScheduleShape &s, ArrayRef<double> forward,
         continue;
       const PipelineStep &st = orders[p][next[p]];
       double ready = free[p];
-      auto need = [&](bool fwd, int64_t c) -> bool {
-        auto it = done.find({fwd, c, st.microbatch});
-        if (it == done.end())
+      auto need = [&](const std::map<std::pair<int64_t, int64_t>, double> &m,
+                      int64_t c) {
+        auto it = m.find({c, st.microbatch});
+        if (it == m.end())
           return false;
         ready = std::max(ready, it->second);
         return true;
       };
-      bool ok = st.forward ? (st.chunk == 0 || need(true, st.chunk - 1))
-                           : (need(true, st.chunk) &&
-                              (st.chunk == chunks - 1 || need(false, st.chunk + 1)));
+      bool ok;
+      double length;
+      const StepWeights &w = times[st.chunk];
+      switch (st.kind) {
+      case StepKind::Forward:
+        ok = st.chunk == 0 || need(forwards, st.chunk - 1);
+        length = w.forward;
+        break;
+      case StepKind::WeightGrad:
+        ok = need(inputs, st.chunk);
+        length = w.weightGrad;
+        break;
+      default:
+        ok = need(forwards, st.chunk) &&
+             (st.chunk == chunks - 1 || need(inputs, st.chunk + 1));
+        length = st.kind == StepKind::InputGrad ? w.inputGrad
+                                                : w.inputGrad + w.weightGrad;
+        break;
+      }
       if (!ok)
         continue;
-      double end = ready + (st.forward ? forward[st.chunk] : backward[st.chunk]);
-      done[{st.forward, st.chunk, st.microbatch}] = end;
+      double end = ready + length;
+      if (st.kind == StepKind::Forward)
+        forwards[{st.chunk, st.microbatch}] = end;
+      else if (st.kind != StepKind::WeightGrad)
+        inputs[{st.chunk, st.microbatch}] = end;
       timeline[p].push_back({st, ready, end});
       free[p] = end;
       ++next[p];
@@ -137,17 +390,39 @@ mlir::stage::simulateTimeline(const ScheduleShape &s, ArrayRef<double> forward,
 
 std::optional<double> mlir::stage::simulateSchedule(const ScheduleShape &s,
                                                     double forward,
-                                                    double backward) {
-  std::optional<Timeline> t = simulateTimeline(s, forward, backward);
+                                                    double inputGrad,
+                                                    double weightGrad) {
+  std::optional<Timeline> t =
+      simulateTimeline(s, forward, inputGrad, weightGrad);
   if (!t)
     return std::nullopt;
-  double makespan = 0;
-  for (const std::vector<TimedStep> &stage : *t)
-    for (const TimedStep &step : stage)
-      makespan = std::max(makespan, step.end);
-  return makespan;
+  return makespan(*t);
 }
 
 double mlir::stage::getBubbleFraction(const ScheduleShape &s) {
-  return double(s.stages - 1) / double(s.virtualStages * s.microBatches);
+  if (!splitsBackward(s.kind))
+    return double(s.stages - 1) / double(s.virtualStages * s.microBatches);
+  std::optional<Timeline> t = simulateTimeline(s, weightsOrUnit(s));
+  if (!t)
+    return 0;
+  double busiest = 0;
+  for (const std::vector<TimedStep> &stage : *t) {
+    double busy = 0;
+    for (const TimedStep &step : stage)
+      busy += step.end - step.start;
+    busiest = std::max(busiest, busy);
+  }
+  return busiest > 0 ? (makespan(*t) - busiest) / busiest : 0;
+}
+
+double mlir::stage::getPeakInFlight(const ScheduleShape &s, int64_t p) {
+  int64_t inFlight = 0, peak = 0;
+  bool split = splitsBackward(s.kind);
+  for (const PipelineStep &st : getStageSchedule(s, p)) {
+    if (st.kind == StepKind::Forward)
+      peak = std::max(peak, ++inFlight);
+    else if (st.kind == (split ? StepKind::WeightGrad : StepKind::Backward))
+      --inFlight;
+  }
+  return double(peak) / double(s.virtualStages);
 }

@@ -39,7 +39,7 @@ StepStructure mlir::stage::getStepStructure(func::FuncOp fn) {
     for (auto [p, c] : llvm::enumerate(s.classes))
       c.stage = int64_t(p);
     for (auto [j, st] : llvm::enumerate(getPipelineStages(pipe))) {
-      RankClass &c = s.classes[int64_t(j) % s.stages];
+      RankClass &c = s.classes[pipe.getPhysicalStage(int64_t(j))];
       c.chunks.push_back(st);
       c.chunkIds.push_back(int64_t(j));
       ArrayRef<int64_t> l = st.getLayers();

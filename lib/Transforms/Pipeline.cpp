@@ -157,7 +157,13 @@ Value Pipeliner::fetch(Value v, int64_t chunk) {
     return r;
   // The value crosses to a later stage: send at the end of its stage,
   // receive at the start of this one.
-  int64_t shift = ((chunk % pp) - (src % pp) + pp) % pp;
+  // The nearer way round the ring (the second arm of a V goes back: -1);
+  // 0 at the turn of a V, both stages on one rank: handed over in memory.
+  int64_t shift = (getPhysicalStage(schedule, pp, chunk) -
+                   getPhysicalStage(schedule, pp, src) + pp) %
+                  pp;
+  if (2 * shift > pp)
+    shift -= pp;
   int64_t channel = 2 * channels++;
   chunks[src]->sends.push_back({value, shift, channel});
   Chunk &dst = *chunks[chunk];
@@ -442,6 +448,16 @@ struct PipelinePass : mlir::stage::impl::StagePipelineBase<PipelinePass> {
                "not given)";
         return signalPassFailure();
       }
+    } else if (kind == ScheduleKind::zb_v) {
+      // The V: each rank runs two stages.
+      if (v != 0 && v != 2) {
+        emitOptionError(module)
+            << "stage-pipeline: virtual-stages=" << v
+            << " with schedule=zb-v: the V-shaped schedule runs exactly 2 "
+               "virtual stages per rank";
+        return signalPassFailure();
+      }
+      v = 2;
     } else if (v > 1) {
       emitOptionError(module) << "stage-pipeline: virtual-stages=" << v
                               << " needs schedule=interleaved";
@@ -471,9 +487,11 @@ struct PipelinePass : mlir::stage::impl::StagePipelineBase<PipelinePass> {
     if (failed(plan))
       return signalPassFailure();
     int64_t stages = plan->degreeOf("pp");
-    if (kind == ScheduleKind::interleaved && stages < 2) {
+    if ((kind == ScheduleKind::interleaved || kind == ScheduleKind::zb_v) &&
+        stages < 2) {
       emitOptionError(module)
-          << "stage-pipeline: the interleaved schedule needs pp >= 2";
+          << "stage-pipeline: the " << stringifyScheduleKind(kind)
+          << " schedule needs pp >= 2";
       return signalPassFailure();
     }
     if (stages == 1 && v == 1 && !layersPerStage.empty()) {

@@ -4,6 +4,7 @@
 
 #include "gtest/gtest.h"
 
+#include <array>
 #include <set>
 
 using namespace mlir::stage;
@@ -15,20 +16,37 @@ std::vector<int64_t> microBatchCounts(int64_t pp) {
   return {1, pp - 1 > 0 ? pp - 1 : 1, pp, 2 * pp + 1};
 }
 
-/// Every stage runs every forward and backward of its chunks exactly once,
-/// each backward after its forward.
+/// Every stage runs every forward and backward of its chunks exactly once
+/// (a split backward as an input and a weight gradient), each backward
+/// after its forward and each weight gradient after its input gradient.
 void expectComplete(const ScheduleShape &s) {
+  bool split = splitsBackward(s.kind);
+  std::vector<std::vector<PipelineStep>> all = getStageSchedules(s);
+  ASSERT_EQ(int64_t(all.size()), s.stages);
   for (int64_t p = 0; p < s.stages; ++p) {
-    std::vector<PipelineStep> steps = getStageSchedule(s, p);
-    EXPECT_EQ(steps.size(), size_t(2 * s.microBatches * s.virtualStages));
-    std::set<std::tuple<bool, int64_t, int64_t>> seen;
+    const std::vector<PipelineStep> &steps = all[p];
+    EXPECT_EQ(steps, getStageSchedule(s, p));
+    EXPECT_EQ(steps.size(),
+              size_t((split ? 3 : 2) * s.microBatches * s.virtualStages));
+    std::set<std::tuple<StepKind, int64_t, int64_t>> seen;
     for (const PipelineStep &st : steps) {
-      EXPECT_EQ(st.chunk % s.stages, p);
-      EXPECT_TRUE(seen.insert({st.forward, st.chunk, st.microbatch}).second);
-      if (!st.forward)
-        EXPECT_TRUE(seen.count({true, st.chunk, st.microbatch}));
+      EXPECT_EQ(getPhysicalStage(s.kind, s.stages, st.chunk), p);
+      EXPECT_EQ(st.kind == StepKind::Backward, !split && !st.isForward());
+      EXPECT_TRUE(seen.insert({st.kind, st.chunk, st.microbatch}).second);
+      if (!st.isForward())
+        EXPECT_TRUE(seen.count({StepKind::Forward, st.chunk, st.microbatch}));
+      if (st.kind == StepKind::WeightGrad)
+        EXPECT_TRUE(seen.count({StepKind::InputGrad, st.chunk, st.microbatch}));
     }
   }
+}
+
+/// The most micro-batches (in whole stages) any stage holds.
+double peakInFlight(const ScheduleShape &s) {
+  double peak = 0;
+  for (int64_t p = 0; p < s.stages; ++p)
+    peak = std::max(peak, getPeakInFlight(s, p));
+  return peak;
 }
 
 TEST(PipelineSchedule, GPipeRunsAllForwardsThenAllBackwards) {
@@ -38,8 +56,8 @@ TEST(PipelineSchedule, GPipeRunsAllForwardsThenAllBackwards) {
       expectComplete(s);
       std::vector<PipelineStep> steps = getStageSchedule(s, pp - 1);
       for (int64_t i = 0; i < M; ++i) {
-        EXPECT_TRUE(steps[i].forward);
-        EXPECT_FALSE(steps[M + i].forward);
+        EXPECT_TRUE(steps[i].isForward());
+        EXPECT_FALSE(steps[M + i].isForward());
       }
     }
 }
@@ -53,19 +71,20 @@ TEST(PipelineSchedule, OneFOneBWarmsUpWithStagesAfterIt) {
         std::vector<PipelineStep> steps = getStageSchedule(s, p);
         int64_t warmup = std::min(pp - p - 1, M);
         for (int64_t i = 0; i < warmup; ++i)
-          EXPECT_TRUE(steps[i].forward);
+          EXPECT_TRUE(steps[i].isForward());
         // Then one forward, one backward while forwards remain.
         for (int64_t i = 0; i < M - warmup; ++i) {
-          EXPECT_TRUE(steps[warmup + 2 * i].forward);
-          EXPECT_FALSE(steps[warmup + 2 * i + 1].forward);
+          EXPECT_TRUE(steps[warmup + 2 * i].isForward());
+          EXPECT_FALSE(steps[warmup + 2 * i + 1].isForward());
         }
         // At most pp - p micro-batches are in flight on stage p.
         int64_t inFlight = 0, peak = 0;
         for (const PipelineStep &st : steps) {
-          inFlight += st.forward ? 1 : -1;
+          inFlight += st.isForward() ? 1 : -1;
           peak = std::max(peak, inFlight);
         }
         EXPECT_EQ(peak, std::min(pp - p, M));
+        EXPECT_EQ(getPeakInFlight(s, p), double(std::min(pp - p, M)));
       }
     }
 }
@@ -98,6 +117,105 @@ TEST(PipelineSchedule, InterleavingShrinksTheBubbleByV) {
             << "pp=" << pp << " v=" << v << " M=" << M;
         EXPECT_DOUBLE_EQ(getBubbleFraction(s), double(pp - 1) / double(v * M));
       }
+}
+
+/// Step times (forward, input gradient, weight gradient) of a whole stage,
+/// with W at most F as in transformer layers.
+std::vector<std::array<double, 3>> stepTimes() {
+  return {{1, 1, 1}, {2, 2, 1}, {1, 2, 1}, {2, 3, 2}};
+}
+
+// Qi et al. 2024, table 2: ZB-H1's bubble is (pp - 1)(F + B - W) with B
+// the input gradient alone, against 1F1B's (pp - 1)(F + B + W); in the
+// DeepSeek-V3 report's notation, where B is the whole backward, ZB1P's
+// (pp - 1)(F + B - 2W).
+TEST(PipelineSchedule, ZeroBubbleH1CriticalPathIsThePublishedValue) {
+  for (auto [f, b, w] : stepTimes())
+    for (int64_t pp : stageCounts())
+      for (int64_t M : {pp, pp + 1, 2 * pp + 1, 4 * pp}) {
+        ScheduleShape s{ScheduleKind::zb_h1, pp, 1, M};
+        ASSERT_EQ(checkSchedule(s), "");
+        expectComplete(s);
+        std::optional<double> t = simulateSchedule(s, f, b, w);
+        ASSERT_TRUE(t.has_value()) << "pp=" << pp << " M=" << M;
+        double work = double(M) * (f + b + w);
+        EXPECT_DOUBLE_EQ(*t, work + double(pp - 1) * (f + b - w))
+            << "pp=" << pp << " M=" << M << " F=" << f << " B=" << b
+            << " W=" << w;
+        ScheduleShape oneFOneB{ScheduleKind::one_f_one_b, pp, 1, M};
+        EXPECT_DOUBLE_EQ(*simulateSchedule(oneFOneB, f, b + w),
+                         work + double(pp - 1) * (f + b + w));
+      }
+}
+
+// ZB-H1 keeps 1F1B's peak: no stage holds more than pp micro-batches.
+TEST(PipelineSchedule, ZeroBubbleH1HoldsWhatOneFOneBHolds) {
+  for (int64_t pp : stageCounts())
+    for (int64_t M : microBatchCounts(pp)) {
+      ScheduleShape zb{ScheduleKind::zb_h1, pp, 1, M};
+      ScheduleShape oneFOneB{ScheduleKind::one_f_one_b, pp, 1, M};
+      expectComplete(zb);
+      EXPECT_EQ(peakInFlight(zb), peakInFlight(oneFOneB)) << pp << " " << M;
+      EXPECT_EQ(peakInFlight(zb), double(std::min(pp, M)));
+      std::optional<double> t = simulateSchedule(zb, 1, 1, 1);
+      ASSERT_TRUE(t.has_value());
+      EXPECT_LT(*t, *simulateSchedule(oneFOneB, 1, 2));
+    }
+}
+
+// ZB-V (Qi et al. 2024, section 6): two chunks per rank in a V, 1F1B's
+// peak memory, and with equal steps no idle time but the last rank's wait
+// for the first micro-batch's forward through the first half: pp - 1 chunk
+// forwards, the least any schedule on the V can wait.
+TEST(PipelineSchedule, ZeroBubbleVOnlyWaitsForTheFirstForward) {
+  for (int64_t pp : stageCounts())
+    for (int64_t M : {int64_t(1), pp, 2 * pp, 2 * pp + 1, 4 * pp}) {
+      ScheduleShape s{ScheduleKind::zb_v, pp, 2, M};
+      ASSERT_EQ(checkSchedule(s), "");
+      expectComplete(s);
+      EXPECT_LE(peakInFlight(s), double(pp)) << "pp=" << pp << " M=" << M;
+      if (M < 2 * pp)
+        continue;
+      // Each chunk's steps take 1: a whole stage's F = B = W = 2.
+      std::optional<double> t = simulateSchedule(s, 2, 2, 2);
+      ASSERT_TRUE(t.has_value()) << "pp=" << pp << " M=" << M;
+      EXPECT_DOUBLE_EQ(*t, double(M) * 6 + double(pp - 1))
+          << "pp=" << pp << " M=" << M;
+      EXPECT_EQ(peakInFlight(s), double(pp));
+    }
+}
+
+// With unequal steps, planned with their costs, ZB-V is a heuristic: it
+// ends within one chunk's steps of ZB-H1 (mostly before), and both before
+// 1F1B.
+TEST(PipelineSchedule, ZeroBubbleVIdlesLessThanOneFOneB) {
+  for (auto [f, b, w] : stepTimes())
+    for (int64_t pp : {2, 4, 8})
+      for (int64_t M : {2 * pp, 3 * pp}) {
+        ScheduleShape v{ScheduleKind::zb_v, pp, 2, M};
+        v.weights.assign(2 * pp, StepWeights{f / 2, b / 2, w / 2});
+        std::optional<double> tv = simulateSchedule(v, f, b, w);
+        std::optional<double> th1 =
+            simulateSchedule({ScheduleKind::zb_h1, pp, 1, M}, f, b, w);
+        std::optional<double> t1 =
+            simulateSchedule({ScheduleKind::one_f_one_b, pp, 1, M}, f, b + w);
+        ASSERT_TRUE(tv && th1 && t1);
+        EXPECT_LE(*tv, *th1 + (f + b + w) / 2)
+            << "pp=" << pp << " M=" << M << " F=" << f << " B=" << b;
+        EXPECT_LT(*tv, *t1);
+        EXPECT_LT(*th1, *t1);
+        EXPECT_LE(peakInFlight(v), double(pp));
+        EXPECT_LT(getBubbleFraction(v), double(pp - 1) / double(M));
+      }
+}
+
+TEST(PipelineSchedule, ZeroBubbleVRunsAV) {
+  for (int64_t pp : stageCounts())
+    for (int64_t c = 0; c < 2 * pp; ++c)
+      EXPECT_EQ(getPhysicalStage(ScheduleKind::zb_v, pp, c),
+                c < pp ? c : 2 * pp - 1 - c);
+  EXPECT_EQ(checkSchedule({ScheduleKind::zb_v, 4, 1, 8}),
+            "the zb-v schedule runs 2 virtual stages per rank");
 }
 
 TEST(PipelineSchedule, InterleavedNeedsMultipleOfStages) {

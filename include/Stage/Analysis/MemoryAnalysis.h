@@ -32,6 +32,11 @@ struct ChunkMemory {
   /// The largest working set of a forward / backward step beyond what is
   /// kept, the states and the step's inputs.
   sym::Rational forwardTransient, backwardTransient;
+  /// Under a schedule that runs the weight gradients apart: of the kept
+  /// bytes, those the weight gradients read (the rest is freed by the input
+  /// gradient), and what the input gradient computes for them (the layers'
+  /// output gradients), held until the weight-gradient step.
+  sym::Rational keptForWeights, heldForWeights;
 };
 
 struct StageMemory {

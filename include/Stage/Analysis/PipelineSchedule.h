@@ -1,8 +1,11 @@
 //===- PipelineSchedule.h - Orders of micro-batch steps ---------*- C++ -*-===//
 //
-// GPipe, 1F1B and interleaved 1F1B (Narayanan et al. 2021) as the ordered
-// list of forward and backward steps each physical stage runs. The trace
-// emitter expands these orders; the report and the tests evaluate them.
+// GPipe, 1F1B, interleaved 1F1B (Narayanan et al. 2021) and the zero-bubble
+// schedules ZB-H1 and ZB-V (Qi et al. 2024) as the ordered list of steps
+// each physical stage runs. The zero-bubble schedules run a backward step as
+// two: the input gradient (B), on the critical path, and the weight gradient
+// (W), which fills what would be idle. The trace emitter expands these
+// orders; the memory model, the report and the tests evaluate them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,13 +20,27 @@
 
 namespace mlir::stage {
 
+enum class StepKind {
+  Forward,
+  Backward,   // input and weight gradients together
+  InputGrad,  // B: the gradient the previous stage waits for
+  WeightGrad, // W: the weight gradients, any time after B
+};
+
 struct PipelineStep {
-  bool forward;
-  int64_t chunk;      // virtual stage: chunk c runs on physical stage c % pp
+  StepKind kind;
+  int64_t chunk;      // virtual stage (getPhysicalStage says where it runs)
   int64_t microbatch; // 0 .. M-1
+  bool isForward() const { return kind == StepKind::Forward; }
   bool operator==(const PipelineStep &o) const {
-    return forward == o.forward && chunk == o.chunk && microbatch == o.microbatch;
+    return kind == o.kind && chunk == o.chunk && microbatch == o.microbatch;
   }
+};
+
+/// What one micro-batch's step of a chunk costs, in any unit (the orders of
+/// ZB-V are planned with them; only their ratios matter).
+struct StepWeights {
+  double forward = 1, inputGrad = 1, weightGrad = 1;
 };
 
 struct ScheduleShape {
@@ -31,12 +48,17 @@ struct ScheduleShape {
   int64_t stages;        // physical stages, pp
   int64_t virtualStages; // chunks per physical stage, v
   int64_t microBatches;  // M
+  /// Per chunk (virtual stage), what its steps cost; empty: all equal.
+  std::vector<StepWeights> weights = {};
 };
 
 /// Why a schedule cannot run `shape` (empty if it can): the interleaved
-/// schedule needs M to be a multiple of pp.
+/// schedule needs M to be a multiple of pp, ZB-V two chunks per stage.
 std::string checkSchedule(const ScheduleShape &shape);
 
+/// The steps each physical stage runs, in order.
+std::vector<std::vector<PipelineStep>>
+getStageSchedules(const ScheduleShape &shape);
 /// The steps physical stage `p` runs, in order.
 std::vector<PipelineStep> getStageSchedule(const ScheduleShape &shape,
                                            int64_t p);
@@ -48,28 +70,35 @@ struct TimedStep {
 /// Per physical stage, its steps with their start and end times.
 using Timeline = std::vector<std::vector<TimedStep>>;
 
-/// The timeline when every stage runs its steps in order, a forward step of
-/// chunk (virtual stage) `c` takes `forward[c]` and a backward `backward[c]`
-/// (each chunk its own: stages differ), and each step waits for its
-/// neighbour's step of the same micro-batch. None if the orders wait on
-/// each other (a schedule bug).
+/// The timeline when every stage runs its steps in order, the steps of
+/// chunk `c` take `times[c]` (a whole backward `inputGrad + weightGrad`),
+/// a forward waits for the previous chunk's forward of its micro-batch, an
+/// input gradient for its forward and the next chunk's input gradient, a
+/// weight gradient for its input gradient. None if the orders wait on each
+/// other (a schedule bug).
 std::optional<Timeline> simulateTimeline(const ScheduleShape &shape,
-                                         ArrayRef<double> forward,
-                                         ArrayRef<double> backward);
-/// The same with equal stages: a forward step of a chunk takes
-/// `forward / v` and a backward `backward / v`.
+                                         ArrayRef<StepWeights> times);
+/// The same with equal stages: a chunk's forward takes `forward / v`, its
+/// input gradient `inputGrad / v` and its weight gradient `weightGrad / v`.
 std::optional<Timeline> simulateTimeline(const ScheduleShape &shape,
-                                         double forward, double backward);
+                                         double forward, double inputGrad,
+                                         double weightGrad = 0);
 
-/// The iteration time when every stage runs its steps in order, a forward
-/// step of a chunk takes `forward / v` and a backward `backward / v`, and
-/// each step waits for its neighbour's step of the same micro-batch. None if
-/// the orders wait on each other (a schedule bug).
+/// The iteration time of the equal-stage timeline (a whole backward takes
+/// `inputGrad + weightGrad`). None if the orders wait on each other.
 std::optional<double> simulateSchedule(const ScheduleShape &shape,
-                                       double forward, double backward);
+                                       double forward, double inputGrad,
+                                       double weightGrad = 0);
 
-/// Idle time over ideal compute time: (pp - 1) / (v * M).
+/// Idle time over ideal compute time of the busiest stage: (pp - 1) / (v M)
+/// for GPipe, 1F1B and the interleaved schedule; for the zero-bubble ones
+/// as the shape's weights give it.
 double getBubbleFraction(const ScheduleShape &shape);
+
+/// The micro-batches whose activations a stage holds at most: from a
+/// forward's start to the end of its backward (or weight gradient), in
+/// whole stages (a chunk counts 1/v).
+double getPeakInFlight(const ScheduleShape &shape, int64_t p);
 
 } // namespace mlir::stage
 

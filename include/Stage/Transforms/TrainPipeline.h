@@ -62,9 +62,10 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       *this, "rules",
       llvm::cl::desc("JSON file overriding the sharding rules")};
   // The pipeline.
-  Option<std::string> schedule{*this, "schedule",
-                               llvm::cl::desc("gpipe, 1f1b or interleaved"),
-                               llvm::cl::init("1f1b")};
+  Option<std::string> schedule{
+      *this, "schedule",
+      llvm::cl::desc("gpipe, 1f1b, interleaved, zb-h1 or zb-v"),
+      llvm::cl::init("1f1b")};
   Option<int64_t> virtualStages{
       *this, "virtual-stages",
       llvm::cl::desc("Chunks per rank (interleaved; 2 when not given)"),

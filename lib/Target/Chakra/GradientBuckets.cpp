@@ -190,10 +190,12 @@ void GradientBucketer::beginBackward(unsigned index, Operation *yield,
     watch.grads[v].push_back(unsigned(g));
 }
 
-LogicalResult GradientBucketer::endBackward(Operation *yield) {
+LogicalResult
+GradientBucketer::endBackward(Operation *yield,
+                              function_ref<bool(Value)> delivers) {
   // Gradients no op of the step produced (an argument passed through).
   for (Value v : yield->getOperands())
-    if (failed(onValue(v)))
+    if ((!delivers || delivers(v)) && failed(onValue(v)))
       return failure();
   // The backward pass is over: the last buckets are reduced now.
   while (!buckets.empty())

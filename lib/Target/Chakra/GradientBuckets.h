@@ -75,7 +75,10 @@ public:
   void beginBackward(unsigned index, Operation *yield, bool lastMicrobatch);
   /// The step is over: gradients it passed through are ready, and the last
   /// buckets are reduced.
-  LogicalResult endBackward(Operation *yield);
+  /// Under a split backward, `delivers` says which gradients the step
+  /// completes.
+  LogicalResult endBackward(Operation *yield,
+                            function_ref<bool(Value)> delivers = nullptr);
 
   LogicalResult onLayer(ArrayRef<Value> stacks, ArrayRef<Deps> deps,
                         int64_t slice, int64_t slices) override;

@@ -147,6 +147,21 @@ LogicalResult NodeEmitter::emitComm(Operation *op) {
     env[op->getResult(0)] = Produced{depsOf(op->getOperands()), {}};
     return success();
   }
+  // Shift 0: a later chunk of this rank takes the value from memory.
+  if (auto send = dyn_cast<SendOp>(op); send && send.getShift() == 0) {
+    localHandoffs[{int64_t(send.getChannel()), microbatch}] =
+        depsOf(op->getOperands());
+    return success();
+  }
+  if (auto recv = dyn_cast<RecvOp>(op); recv && recv.getShift() == 0) {
+    auto it = localHandoffs.find({int64_t(recv.getChannel()), microbatch});
+    if (it == localHandoffs.end())
+      return op->emitError("receives from a chunk of its own rank that has "
+                           "not run: the schedule is out of order");
+    env[recv.getResult()] = Produced{std::move(it->second), {}};
+    localHandoffs.erase(it);
+    return success();
+  }
   FailureOr<uint32_t> id =
       addComm(op, depsOf(op->getOperands()), *bytes, phase);
   if (failed(id))
@@ -216,8 +231,17 @@ LogicalResult NodeEmitter::emitRepeat(RepeatOp op) {
   auto yield = cast<YieldOp>(body.getTerminator());
   unsigned nStacked = yield.getValues().size() - nCarry;
   std::vector<std::vector<Deps>> stacked(nStacked, std::vector<Deps>(*count));
+  // Under a split backward, the layers' results this step completes.
+  SmallVector<unsigned> reported;
+  for (unsigned s = 0; s < nStacked; ++s)
+    if (!split ||
+        split->isWeightStepValue(yield.getValues()[nCarry + s]) == weightStep)
+      reported.push_back(s);
+  iterations.push_back(0);
   for (uint64_t k = 0; k < *count; ++k) {
     uint64_t i = op.getReverse() ? *count - 1 - k : k;
+    iterations.back() =
+        iterations[iterations.size() - 2] * int64_t(*count) + int64_t(i);
     for (unsigned c = 0; c < nCarry; ++c)
       env[body.getArgument(c)] = Produced{carried[c], {}};
     for (auto [j, arg] : llvm::enumerate(op.getSliceArgs())) {
@@ -229,6 +253,11 @@ LogicalResult NodeEmitter::emitRepeat(RepeatOp op) {
         d = p->deps;
       env[arg] = Produced{d, {}};
     }
+    if (split && weightStep)
+      restoreForWeightStep(body.getArguments());
+    else
+      for (BlockArgument arg : body.getArguments())
+        keepForWeightStep(arg);
     if (failed(emitBlock(body)))
       return failure();
     for (unsigned c = 0; c < nCarry; ++c)
@@ -239,7 +268,7 @@ LogicalResult NodeEmitter::emitRepeat(RepeatOp op) {
     if (observer) {
       SmallVector<Value> stacks;
       SmallVector<Deps> deps;
-      for (unsigned s = 0; s < nStacked; ++s) {
+      for (unsigned s : reported) {
         stacks.push_back(op.getResult(nCarry + s));
         deps.push_back(stacked[s][i]);
       }
@@ -247,8 +276,9 @@ LogicalResult NodeEmitter::emitRepeat(RepeatOp op) {
         return failure();
     }
   }
+  iterations.pop_back();
   if (observer)
-    for (unsigned s = 0; s < nStacked; ++s)
+    for (unsigned s : reported)
       observer->onStackDone(op.getResult(nCarry + s));
   for (unsigned c = 0; c < nCarry; ++c)
     env[op.getResult(c)] = Produced{carried[c], {}};
@@ -277,14 +307,45 @@ LogicalResult NodeEmitter::emitOp(Operation *op) {
 
 LogicalResult NodeEmitter::emitBlock(Block &block) {
   for (Operation &op : block) {
+    if (!runs(&op))
+      continue;
+    if (split && weightStep)
+      restoreForWeightStep(op.getOperands());
     if (failed(emitOp(&op)))
       return failure();
+    for (Value r : op.getResults())
+      keepForWeightStep(r);
     if (observer)
       for (Value r : op.getResults())
-        if (failed(observer->onValue(r)))
+        if ((!split || split->isWeightStepValue(r) == weightStep) &&
+            failed(observer->onValue(r)))
           return failure();
   }
   return success();
+}
+
+void NodeEmitter::keepForWeightStep(Value v) {
+  if (!split || weightStep || !saved)
+    return;
+  if (llvm::any_of(v.getUsers(),
+                   [&](Operation *u) { return split->runsIn(u, true); }))
+    (*saved)[{v.getAsOpaquePointer(), iterations.size(), iterations.back()}] =
+        depsOf(v);
+}
+
+void NodeEmitter::restoreForWeightStep(ValueRange values) {
+  if (!saved)
+    return;
+  for (Value v : values)
+    // A value of an enclosing block was saved at its own depth.
+    for (size_t depth = iterations.size(); depth > 0; --depth) {
+      auto found =
+          saved->find({v.getAsOpaquePointer(), depth, iterations[depth - 1]});
+      if (found != saved->end()) {
+        env[v] = Produced{found->second, {}};
+        break;
+      }
+    }
 }
 
 uint64_t NodeEmitter::micros(double contraction, double other,

@@ -16,10 +16,13 @@
 
 #include "Workload.h"
 
+#include "Stage/Analysis/BackwardSplit.h"
 #include "Stage/Dialect/Stage/IR/StageOps.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
+
+#include <map>
 
 namespace mlir::stage::chakra {
 
@@ -53,6 +56,11 @@ public:
   /// `v` is complete (an op's result, or a value the step passes through).
   virtual LogicalResult onValue(Value v) = 0;
 };
+
+/// What a split backward's input-gradient step computed that its weight-
+/// gradient step reads: per value, depth of nested repeats and layer
+/// iteration there (flattened over the enclosing ones), its producers.
+using SavedValues = std::map<std::tuple<const void *, size_t, int64_t>, Deps>;
 
 class NodeEmitter {
 public:
@@ -115,9 +123,28 @@ public:
   llvm::SmallPtrSet<Operation *, 4> aheadSends;
   int64_t sendAhead = 0;
 
+  /// During a step of a split backward (zero-bubble schedules): the split,
+  /// which of its two steps runs, and what the input-gradient step left
+  /// for the weight gradients (written in the first, read in the second).
+  const BackwardSplit *split = nullptr;
+  bool weightStep = false;
+  SavedValues *saved = nullptr;
+
+  /// Values handed over in memory between two chunks of this rank (shift 0
+  /// sends), by channel and micro-batch.
+  std::map<std::pair<int64_t, int64_t>, Deps> localHandoffs;
+
   size_t getNumNodes() const { return trace.nodes.size(); }
 
 private:
+  /// Whether the current step runs `op` (all of them unless split).
+  bool runs(Operation *op) const {
+    return !split || split->runsIn(op, weightStep);
+  }
+  /// Under a split: the input-gradient step saves `v` if the weight step
+  /// reads it; the weight step restores it.
+  void keepForWeightStep(Value v);
+  void restoreForWeightStep(ValueRange values);
   uint32_t addNode(TraceNode node);
   LogicalResult emitRepeat(RepeatOp op);
   LogicalResult emitCompute(Operation *op, Cost cost);
@@ -132,6 +159,9 @@ private:
   const DeviceModel *device;
   ClassTrace trace;
   int64_t lastComm = -1;
+  /// The layer iteration being emitted at each depth of nested repeats
+  /// (flattened over the enclosing ones), outermost first.
+  SmallVector<int64_t, 4> iterations = {0};
 };
 
 } // namespace mlir::stage::chakra

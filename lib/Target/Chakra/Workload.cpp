@@ -19,6 +19,7 @@
 #include "Stage/Analysis/Bindings.h"
 #include "Stage/Analysis/PipelineSchedule.h"
 #include "Stage/Analysis/RankClasses.h"
+#include "Stage/Analysis/StepTimes.h"
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,11 +32,10 @@ using namespace mlir::stage::chakra;
 
 /// The trace of one rank class: its chunks' weights, the schedule's steps,
 /// then the iteration's reductions and updates.
-static FailureOr<ClassTrace> expandClass(Workload &w, const sym::Bindings &b,
-                                         const DeviceModel *device,
-                                         uint64_t bucketBytes,
-                                         const RankClass &cls,
-                                         const ScheduleShape &shape) {
+static FailureOr<ClassTrace>
+expandClass(Workload &w, const sym::Bindings &b, const DeviceModel *device,
+            uint64_t bucketBytes, const RankClass &cls,
+            const ScheduleShape &shape, ArrayRef<PipelineStep> order) {
   NodeEmitter e(w, b, device);
   GradientBucketer buckets(e, bucketBytes);
   e.microbatches = shape.microBatches;
@@ -67,40 +67,64 @@ static FailureOr<ClassTrace> expandClass(Workload &w, const sym::Bindings &b,
     buckets.addChunk(chunk, mb);
 
   // What each micro-batch's forward keeps for its backward (per layer for
-  // stacked activations, so a layer's backward waits for its own).
+  // stacked activations, so a layer's backward waits for its own), and
+  // under a split backward what its input-gradient step leaves for the
+  // weight-gradient step.
   std::map<std::pair<int64_t, int64_t>, std::vector<Produced>> kept;
-  for (const PipelineStep &step : getStageSchedule(shape, cls.stage)) {
+  std::map<std::pair<int64_t, int64_t>, SavedValues> forWeights;
+  SmallVector<BackwardSplit> splits;
+  for (MicrobatchesOp mb : loops)
+    splits.emplace_back(mb);
+  for (const PipelineStep &step : order) {
     int64_t ci = chunkIndex(step.chunk);
     MicrobatchesOp mb = loops[ci];
     if (!mb)
       continue;
+    std::pair<int64_t, int64_t> key{step.chunk, step.microbatch};
     e.stepStart = e.getNumNodes();
     e.microbatch = step.microbatch;
-    e.phase = step.forward ? "fwd" : "bwd";
-    Block &region = step.forward ? mb.getForwardBlock() : mb.getBackwardBlock();
+    bool forward = step.isForward();
+    bool weights = step.kind == StepKind::WeightGrad;
+    e.phase = forward ? "fwd" : weights ? "wgrad" : "bwd";
+    Block &region = forward ? mb.getForwardBlock() : mb.getBackwardBlock();
     Operation *yield = region.getTerminator();
-    if (!step.forward) {
-      for (auto [arg, d] : llvm::zip(region.getArguments(),
-                                     kept[{step.chunk, step.microbatch}]))
+    bool split = step.kind == StepKind::InputGrad || weights;
+    if (!forward) {
+      for (auto [arg, d] : llvm::zip(region.getArguments(), kept[key]))
         e.env[arg] = d;
       buckets.beginBackward(unsigned(ci), yield,
                             step.microbatch == shape.microBatches - 1);
       e.observer = &buckets;
+      if (split) {
+        e.split = &splits[ci];
+        e.weightStep = weights;
+        e.saved = &forWeights[key];
+      }
     }
     if (failed(e.emitBlock(region)))
       return failure();
-    if (!step.forward) {
-      if (failed(buckets.endBackward(yield)))
+    if (!forward) {
+      const BackwardSplit &s = splits[ci];
+      auto delivers = [&](Value v) {
+        return s.isWeightStepValue(v) == weights;
+      };
+      if (failed(split ? buckets.endBackward(yield, delivers)
+                       : buckets.endBackward(yield)))
         return failure();
       e.observer = nullptr;
-      kept.erase({step.chunk, step.microbatch});
+      e.split = nullptr;
+      e.saved = nullptr;
+      if (step.kind != StepKind::InputGrad) {
+        kept.erase(key);
+        forWeights.erase(key);
+      }
     } else {
       std::vector<Produced> out;
       for (Value v : yield->getOperands()) {
         auto it = e.env.find(v);
         out.push_back(it == e.env.end() ? Produced() : it->second);
       }
-      kept[{step.chunk, step.microbatch}] = std::move(out);
+      kept[key] = std::move(out);
     }
     e.barrier = e.lastStepNode;
   }
@@ -191,13 +215,14 @@ mlir::stage::chakra::buildWorkload(ModuleOp module, const sym::Bindings &b,
            << pp << " but the program has no stage.pipeline";
   // Without a pipeline, each micro-batch's forward is followed by its
   // backward: 1F1B on one stage.
-  ScheduleShape shape{step.kind, step.stages, step.virtualStages, 1};
-  sym::Result<int64_t> m = step.microBatches.evaluate(b);
-  if (!m)
-    return fn->emitError("micro-batch count: ") << m.error();
-  shape.microBatches = *m;
-  if (std::string why = checkSchedule(shape); !why.empty())
+  FailureOr<ScheduleShape> shape = getScheduleShape(*fn, step, b);
+  if (failed(shape))
+    return failure();
+  if (std::string why = checkSchedule(*shape); !why.empty())
     return fn->emitError(why);
+  std::vector<std::vector<PipelineStep>> orders;
+  if (!step.serving)
+    orders = getStageSchedules(*shape);
 
   for (const RankClass &cls : step.classes) {
     if (step.serving) {
@@ -212,8 +237,8 @@ mlir::stage::chakra::buildWorkload(ModuleOp module, const sym::Bindings &b,
       w.classes.push_back(std::move(*t));
       continue;
     }
-    FailureOr<ClassTrace> t =
-        expandClass(w, b, device, gradientBucketBytes, cls, shape);
+    FailureOr<ClassTrace> t = expandClass(w, b, device, gradientBucketBytes,
+                                          cls, *shape, orders[cls.stage]);
     if (failed(t))
       return failure();
     w.classes.push_back(std::move(*t));

@@ -225,7 +225,12 @@ void mlir::stage::report::printJson(const Report &report,
             j.array([&] {
               for (const TimelineStep &t : stage)
                 j.object([&] {
-                  j.attribute("forward", t.forward);
+                  j.attribute("forward", t.kind == StepKind::Forward);
+                  if (t.kind == StepKind::InputGrad ||
+                      t.kind == StepKind::WeightGrad)
+                    j.attribute("part", t.kind == StepKind::InputGrad
+                                            ? "input_grad"
+                                            : "weight_grad");
                   j.attribute("chunk", t.chunk);
                   j.attribute("microbatch", t.microbatch);
                   j.attribute("start", t.start);

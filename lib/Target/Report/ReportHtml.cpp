@@ -164,16 +164,24 @@ void timelineChart(const PipelineReport &p, llvm::raw_ostream &os) {
     for (const TimelineStep &t : stage) {
       double x = kLeft + t.start / end * kBarArea;
       double w = std::max(0.5, (t.end - t.start) / end * kBarArea);
-      std::string name = (t.forward ? "F" : "B") + std::to_string(t.microbatch);
+      bool forward = t.kind == StepKind::Forward;
+      bool weights = t.kind == StepKind::WeightGrad;
+      std::string name = std::string(forward   ? "F"
+                                     : weights ? "W"
+                                               : "B") +
+                         std::to_string(t.microbatch);
       if (p.virtualStages > 1)
         name += "." + std::to_string(t.chunk);
       os << "<g class=\"step\" data-stage=\"" << i << "\" data-forward=\""
-         << (t.forward ? 1 : 0) << "\" data-microbatch=\"" << t.microbatch
+         << (forward ? 1 : 0) << "\" data-microbatch=\"" << t.microbatch
          << "\" data-chunk=\"" << t.chunk << "\" data-start=\""
          << llvm::format("%.9g", t.start) << "\" data-end=\""
          << llvm::format("%.9g", t.end) << "\"><rect x=\"" << num(x)
          << "\" y=\"" << num(y) << "\" width=\"" << num(w)
-         << "\" height=\"20\" fill=\"" << (t.forward ? "#4e79a7" : "#f28e2b")
+         << "\" height=\"20\" fill=\""
+         << (forward   ? "#4e79a7"
+             : weights ? "#59a14f"
+                       : "#f28e2b")
          << "\"/><title>" << name << "</title>";
       if (w > 16)
         os << "<text x=\"" << num(x + w / 2) << "\" y=\"" << num(y + 14)

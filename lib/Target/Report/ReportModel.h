@@ -4,6 +4,7 @@
 #define STAGE_LIB_TARGET_REPORT_REPORTMODEL_H
 
 #include "Stage/Analysis/DeviceModel.h"
+#include "Stage/Analysis/PipelineSchedule.h"
 #include "Stage/Support/SymExpr.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -72,7 +73,7 @@ struct StageReport {
 };
 
 struct TimelineStep {
-  bool forward;
+  StepKind kind;
   int64_t chunk, microbatch;
   double start, end; // seconds
 };

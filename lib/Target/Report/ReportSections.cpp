@@ -2,6 +2,8 @@
 
 #include "ReportSections.h"
 
+#include "Stage/Analysis/StepTimes.h"
+
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -33,31 +35,18 @@ mlir::stage::report::phaseTimes(Operation *chunk, const sym::Bindings &b,
                                  const DeviceModel &d) {
   PhaseTimes t;
   bool bad = false;
-  auto value = [&](Operation *op, const sym::Expr &e) -> double {
-    sym::Result<sym::Rational> v = e.evaluateRational(b);
-    if (!v) {
-      op->emitError("time estimate: ") << v.error();
-      bad = true;
-      return 0;
-    }
-    return v->toDouble();
-  };
   // An op's roofline time over all its executions: exact unless a decode
   // step's op turns from compute- to memory-bound as its context grows.
   walkWithCounts(chunk, [&](Operation *op, const Multiplicity &n) {
     if (bad)
       return;
-    unsigned phase = unsigned(getPhase(op));
-    if (auto comm = dyn_cast<CollectiveOpInterface>(op)) {
-      t.comm[phase] += value(op, n.of(getSentBytes(comm))) / d.linkBytes;
+    FailureOr<double> sec = getRooflineSeconds(op, n, b, d);
+    if (failed(sec)) {
+      bad = true;
       return;
     }
-    if (auto c = dyn_cast<CostOpInterface>(op)) {
-      Cost cost = n.of(c.getCost());
-      t.compute[phase] += d.seconds(value(op, cost.contractionFlops),
-                                    value(op, cost.otherFlops),
-                                    value(op, cost.bytes));
-    }
+    unsigned phase = unsigned(getPhase(op));
+    (isa<CollectiveOpInterface>(op) ? t.comm : t.compute)[phase] += *sec;
   });
   if (bad)
     return failure();

@@ -8,6 +8,7 @@
 #include "Stage/Analysis/CostAnalysis.h"
 #include "Stage/Analysis/MemoryAnalysis.h"
 #include "Stage/Analysis/RankClasses.h"
+#include "Stage/Analysis/StepTimes.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -174,28 +175,52 @@ LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
   }
 
   // The pipeline: every stage runs its schedule with its own chunks' step
-  // times; the slowest optimizer phase follows.
+  // times; the slowest optimizer phase follows. A schedule that splits the
+  // backward splits each chunk's as its ops do (BackwardSplit.h).
+  FailureOr<ScheduleShape> shape = getScheduleShape(fn, step, b);
+  if (failed(shape))
+    return failure();
+  bool split = splitsBackward(step.kind);
+  std::vector<StepWeights> times;
+  for (int64_t c = 0; c < chunks; ++c)
+    times.push_back({forwardStep[c], backwardStep[c], 0});
+  if (split) {
+    FailureOr<std::vector<StepWeights>> parts =
+        getStepTimes(fn, step, b, device);
+    if (failed(parts))
+      return failure();
+    for (auto [t, part] : llvm::zip(times, *parts)) {
+      double whole = part.inputGrad + part.weightGrad;
+      double w = whole > 0 ? part.weightGrad / whole : 0;
+      t.weightGrad = t.inputGrad * w;
+      t.inputGrad -= t.weightGrad;
+    }
+  }
   PipelineReport p;
-  ScheduleShape shape{step.kind, step.stages, step.virtualStages, *M};
   p.schedule = stringifyScheduleKind(step.kind).str();
   p.stages = step.stages;
   p.virtualStages = step.virtualStages;
   p.microBatches = *M;
-  p.bubble = getBubbleFraction(shape);
-  std::optional<Timeline> timeline =
-      simulateTimeline(shape, forwardStep, backwardStep);
+  std::optional<Timeline> timeline = simulateTimeline(*shape, times);
   if (!timeline)
     return fn.emitError("the schedule's orders wait on each other");
-  double end = 0;
+  double end = 0, busiest = 0;
   for (const std::vector<TimedStep> &stage : *timeline) {
     std::vector<TimelineStep> steps;
+    double busy = 0;
     for (const TimedStep &ts : stage) {
-      steps.push_back({ts.step.forward, ts.step.chunk, ts.step.microbatch,
-                       ts.start, ts.end});
+      steps.push_back(
+          {ts.step.kind, ts.step.chunk, ts.step.microbatch, ts.start, ts.end});
       end = std::max(end, ts.end);
+      busy += ts.end - ts.start;
     }
+    busiest = std::max(busiest, busy);
     p.timeline.push_back(std::move(steps));
   }
+  // Idle over compute: the textbook fraction where there is one, else what
+  // the timeline shows for the busiest stage.
+  p.bubble = split ? (busiest > 0 ? (end - busiest) / busiest : 0)
+                   : getBubbleFraction(*shape);
   double iteration = end + slowestOptimizer;
   for (StageReport &sr : report.stages) {
     Section &time = sr.sections.back();

@@ -764,3 +764,30 @@ func.func @f(%x: !stage.tensor<[B, S, Di], bf16>, %w: !stage.tensor<[Di, K], bf1
   %0:2 = stage.conv1d_grad %x, %w, %x : (!stage.tensor<[B, S, Di], bf16>, !stage.tensor<[Di, K], bf16>, !stage.tensor<[B, S, Di], bf16>) -> (!stage.tensor<[B, S, Di], bf16>, !stage.tensor<[B, S, Di], bf16>)
   return
 }
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{the zb-v schedule runs 2 virtual stages per rank, not 1}}
+  stage.pipeline schedule "zb-v" virtual_stages 1 {
+    stage.pipeline_stage 0 layers [0, 1] {
+      stage.yield
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{only the interleaved schedule has virtual stages}}
+  stage.pipeline schedule "zb-h1" virtual_stages 2 {
+    stage.pipeline_stage 0 layers [0, 1] {
+      stage.yield
+    }
+    stage.pipeline_stage 1 layers [1, 2] {
+      stage.yield
+    }
+  }
+  return
+}

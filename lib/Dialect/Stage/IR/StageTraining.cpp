@@ -224,6 +224,17 @@ LogicalResult OptimizerStepOp::verify() {
 // PipelineOp
 //===----------------------------------------------------------------------===//
 
+int64_t mlir::stage::getPhysicalStage(ScheduleKind kind, int64_t pp,
+                                      int64_t chunk) {
+  if (kind == ScheduleKind::zb_v && chunk >= pp)
+    return 2 * pp - 1 - chunk;
+  return chunk % pp;
+}
+
+bool mlir::stage::splitsBackward(ScheduleKind kind) {
+  return kind == ScheduleKind::zb_h1 || kind == ScheduleKind::zb_v;
+}
+
 SmallVector<PipelineStageOp> mlir::stage::getPipelineStages(PipelineOp op) {
   return llvm::to_vector(op.getBody().front().getOps<PipelineStageOp>());
 }
@@ -231,6 +242,11 @@ SmallVector<PipelineStageOp> mlir::stage::getPipelineStages(PipelineOp op) {
 int64_t PipelineOp::getNumPhysicalStages() {
   int64_t v = std::max<int64_t>(int64_t(getVirtualStages()), 1);
   return int64_t(getPipelineStages(*this).size()) / v;
+}
+
+int64_t PipelineOp::getPhysicalStage(int64_t chunk) {
+  return mlir::stage::getPhysicalStage(getSchedule(), getNumPhysicalStages(),
+                                       chunk);
 }
 
 LogicalResult PipelineOp::verifyRegions() {
@@ -249,7 +265,11 @@ LogicalResult PipelineOp::verifyRegions() {
     return emitOpError("has ") << stages.size()
                                << " stages, not a multiple of "
                                << v << " virtual stages";
-  if (getSchedule() != ScheduleKind::interleaved && v != 1)
+  if (getSchedule() == ScheduleKind::zb_v && v != 2)
+    return emitOpError("the zb-v schedule runs 2 virtual stages per rank, not ")
+           << v;
+  if (getSchedule() != ScheduleKind::interleaved &&
+      getSchedule() != ScheduleKind::zb_v && v != 1)
     return emitOpError("only the interleaved schedule has virtual stages");
   return success();
 }

@@ -45,6 +45,13 @@ LogicalResult verifyGridAxes(Operation *op, FlatSymbolRefAttr grid,
 namespace mlir::stage {
 /// The stages of a pipeline, in order.
 SmallVector<PipelineStageOp> getPipelineStages(PipelineOp op);
+/// The physical stage (pp coordinate) that runs virtual stage `chunk` of a
+/// pipeline of `pp` physical stages under `kind`: `chunk mod pp`, or the V
+/// of zb-v (chunk `j >= pp` on `2 pp - 1 - j`).
+int64_t getPhysicalStage(ScheduleKind kind, int64_t pp, int64_t chunk);
+/// Whether the schedule runs a backward step as two: the input gradient
+/// (B) and, later, the weight gradient (W).
+bool splitsBackward(ScheduleKind kind);
 
 /// An attention's sliding window, when it has one, is a positive number of
 /// keys (a symbol, or a constant above zero).

@@ -759,7 +759,9 @@ def Stage_SendOp : Stage_CommOp<"send"> {
   let description = [{
     The peer is the rank whose coordinate on the single axis is this rank's
     plus `shift`, modulo the axis size. `channel` pairs the send with the
-    `stage.recv` of the peer that names the same channel.
+    `stage.recv` of the peer that names the same channel. Shift 0, only
+    between two stages of a pipeline that run on the same rank (the turn of
+    a V-shaped schedule), hands the value over in memory: no message.
 
     ```mlir
     stage.send %h on @grid [pp] shift 1 channel 0 : !stage.tensor<[B, S, D], bf16>

@@ -351,7 +351,8 @@ def Stage_OptimizerStepOp : Stage_Op<"optimizer_step", [
 
 def Stage_ScheduleKind : I32EnumAttr<"ScheduleKind", "pipeline schedule", [
     I32EnumAttrCase<"gpipe", 0>, I32EnumAttrCase<"one_f_one_b", 1, "1f1b">,
-    I32EnumAttrCase<"interleaved", 2>]> {
+    I32EnumAttrCase<"interleaved", 2>, I32EnumAttrCase<"zb_h1", 3, "zb-h1">,
+    I32EnumAttrCase<"zb_v", 4, "zb-v">]> {
   let cppNamespace = "::mlir::stage";
 }
 
@@ -383,7 +384,9 @@ def Stage_PipelineOp : Stage_Op<"pipeline", [SingleBlock, NoTerminator]> {
   let description = [{
     Holds one `stage.pipeline_stage` per virtual stage, in order. Virtual
     stage `j` runs on the ranks whose `pp` coordinate is `j mod pp`, where
-    `pp` is the number of stages divided by `virtual_stages`. The schedule
+    `pp` is the number of stages divided by `virtual_stages`, except under
+    the V-shaped `zb-v` schedule (two virtual stages per rank): there stage
+    `j < pp` runs on `j` and stage `j >= pp` on `2 pp - 1 - j`. The schedule
     orders the forward and backward micro-batch steps of every stage; the
     trace emitter expands it, nothing is unrolled here.
 
@@ -404,5 +407,7 @@ def Stage_PipelineOp : Stage_Op<"pipeline", [SingleBlock, NoTerminator]> {
   let extraClassDeclaration = [{
     /// Physical stages: ranks along the pp axis.
     int64_t getNumPhysicalStages();
+    /// The physical stage that runs virtual stage `chunk`.
+    int64_t getPhysicalStage(int64_t chunk);
   }];
 }

@@ -1,0 +1,46 @@
+//===- StepTimes.h - What a schedule's steps take ----------------*- C++
+//-*-===//
+//
+// The roofline time of an op (compute at the device's rates, communication
+// at its link bandwidth), and from it what one micro-batch's forward, input-
+// gradient and weight-gradient steps of each chunk take: the report's
+// pipeline timeline and the zero-bubble schedules' planning read them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STAGE_ANALYSIS_STEPTIMES_H
+#define STAGE_ANALYSIS_STEPTIMES_H
+
+#include "Stage/Analysis/Bindings.h"
+#include "Stage/Analysis/CostAnalysis.h"
+#include "Stage/Analysis/DeviceModel.h"
+#include "Stage/Analysis/RankClasses.h"
+
+namespace mlir::stage {
+
+/// An op's roofline seconds over all its executions `n`: its kernel's, or
+/// for a collective its sent bytes over the link; 0 for other ops. Errors
+/// at the op when a size does not evaluate.
+FailureOr<double> getRooflineSeconds(Operation *op, const Multiplicity &n,
+                                     const sym::Bindings &b,
+                                     const DeviceModel &d);
+
+/// Per chunk (virtual stage), the seconds of one micro-batch's forward,
+/// input-gradient and weight-gradient steps on `d` (recomputation runs with
+/// the input gradient; BackwardSplit.h says which op is which).
+FailureOr<std::vector<StepWeights>> getStepTimes(func::FuncOp fn,
+                                                 const StepStructure &s,
+                                                 const sym::Bindings &b,
+                                                 const DeviceModel &d);
+
+/// The schedule `s` runs under `b`: its micro-batch count evaluated and,
+/// for a schedule planned from its steps' costs (zb-v), their H100 roofline
+/// times, so that the order depends on the program and not on the device a
+/// report is asked for.
+FailureOr<ScheduleShape> getScheduleShape(func::FuncOp fn,
+                                          const StepStructure &s,
+                                          const sym::Bindings &b);
+
+} // namespace mlir::stage
+
+#endif // STAGE_ANALYSIS_STEPTIMES_H
