@@ -35,8 +35,8 @@ sym::Expr mlir::stage::getSentBytes(CollectiveOpInterface comm) {
     return share * size;
   if (isa<AllGatherOp>(op))
     return (n - sym::Expr(1)) * size;
-  if (auto send = dyn_cast<SendOp>(op))
-    return send.getShift() == 0 ? sym::Expr() : size;
+  if (isa<SendOp>(op))
+    return isLocalHandoff(op) ? sym::Expr() : size;
   return sym::Expr(); // recv, local_split
 }
 
@@ -65,7 +65,7 @@ mlir::stage::getCommVolumes(ArrayRef<Operation *> roots) {
         v.sentBytes += n.of(allReduceSent(getGroupSize(c.axes), c.bytes));
       }
       auto comm = dyn_cast<CollectiveOpInterface>(op);
-      if (!comm || isa<LocalSplitOp>(op))
+      if (!comm || isa<LocalSplitOp>(op) || isLocalHandoff(op))
         return;
       CommVolume &v = entry(op->getName().stripDialect(), comm.getAxesAttr());
       v.count += n.count();

@@ -148,12 +148,12 @@ LogicalResult NodeEmitter::emitComm(Operation *op) {
     return success();
   }
   // Shift 0: a later chunk of this rank takes the value from memory.
-  if (auto send = dyn_cast<SendOp>(op); send && send.getShift() == 0) {
+  if (auto send = dyn_cast<SendOp>(op); send && isLocalHandoff(send)) {
     localHandoffs[{int64_t(send.getChannel()), microbatch}] =
         depsOf(op->getOperands());
     return success();
   }
-  if (auto recv = dyn_cast<RecvOp>(op); recv && recv.getShift() == 0) {
+  if (auto recv = dyn_cast<RecvOp>(op); recv && isLocalHandoff(recv)) {
     auto it = localHandoffs.find({int64_t(recv.getChannel()), microbatch});
     if (it == localHandoffs.end())
       return op->emitError("receives from a chunk of its own rank that has "

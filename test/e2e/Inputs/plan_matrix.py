@@ -236,7 +236,15 @@ class Plan:
         self.dp, self.tp, self.pp, self.cp, self.ep = dp, tp, pp, cp, ep
         self.zero, self.recompute, self.schedule = zero, recompute, schedule
         self.sp, self.M = sp, M
-        self.v = 2 if schedule == "interleaved" else 1
+        self.v = 2 if schedule in ("interleaved", "zb-v") else 1
+        # ZB-V's stages run in a V: rank 0 holds the first and the last.
+        self.vshape = schedule == "zb-v"
+
+    def holds_embedding(self, stage):
+        return stage == 0
+
+    def holds_head(self, stage):
+        return stage == (0 if self.vshape else self.pp - 1)
 
     def options(self):
         return (f"dp={self.dp} tp={self.tp} pp={self.pp} cp={self.cp} "
@@ -275,7 +283,8 @@ def enumerate_plans(model):
         tuples += [(1, 1, 1, 1, 4), (1, 2, 2, 1, 4), (2, 1, 2, 1, 4),
                    (1, 1, 1, 1, 8), (1, 2, 1, 1, 8)]
     options = list(itertools.product(["none", "selective", "full"],
-                                     ["1f1b", "gpipe", "interleaved"],
+                                     ["1f1b", "gpipe", "interleaved", "zb-h1",
+                                      "zb-v"],
                                      [True, False], [4, 1]))
     plans = []
     for n, (dp, tp, pp, cp, ep) in enumerate(tuples):
@@ -286,6 +295,8 @@ def enumerate_plans(model):
                 schedule = "1f1b"
             if schedule == "interleaved" and (M % pp or model.L < 2 * pp):
                 schedule = "1f1b"
+            if schedule == "zb-v" and model.L < 2 * pp:
+                schedule = "zb-h1"
             M = max(1, min(M, BATCH // (dp * ep)))
             plans.append(Plan(model, dp, tp, pp, cp, ep, zero, recompute,
                               schedule, sp, M))
@@ -398,9 +409,9 @@ def stage_layers(text, model):
 def stage_params(plan, stage, layers):
     m = plan.model
     ps = [p for i in layers for p in m.layer_params(i)]
-    if stage == 0:
+    if plan.holds_embedding(stage):
         ps += m.embedding_params()
-    if stage == plan.pp - 1:
+    if plan.holds_head(stage):
         ps += m.head_params()
     return ps
 
@@ -517,7 +528,7 @@ def expected_model_traffic(plan, stage, layers, ps):
     """Per rank, the collectives of tp, cp, ep and pp over one iteration:
     key -> bytes (Megatron-LM's, docs/Sharding.md)."""
     m, M, tp, out = plan.model, plan.M, plan.tp, {}
-    first, last = stage == 0, stage == plan.pp - 1
+    first, last = plan.holds_embedding(stage), plan.holds_head(stage)
     n = sum(1 for i in layers if m.has_attention(i))  # layers with k and v
     tokens = tokens_per_rank(plan)
     act = BF16 * tokens * m.D  # one micro-batch's hidden states, bytes
@@ -586,7 +597,10 @@ def expected_model_traffic(plan, stage, layers, ps):
             M * moe * (6 if full else 4) * local * m.K * m.D * BF16)
     if plan.pp > 1:
         boundary = act // (tp if plan.sp else 1)
-        chunks = 2 * plan.v - first - last
+        # Every chunk receives and sends, but the first and the last; the
+        # turn of a V hands over in memory.
+        turn = 2 if plan.vshape and stage == plan.pp - 1 else 0
+        chunks = 2 * plan.v - first - last - turn
         add(out, "send_pp", M * chunks * boundary)
         add(out, "recv_pp", M * chunks * boundary)
     return out

@@ -122,6 +122,14 @@ static LogicalResult verifyPointToPoint(Operation *op, ArrayAttr axes,
   return success();
 }
 
+bool mlir::stage::isLocalHandoff(Operation *op) {
+  if (auto send = dyn_cast<SendOp>(op))
+    return send.getShift() == 0;
+  if (auto recv = dyn_cast<RecvOp>(op))
+    return recv.getShift() == 0;
+  return false;
+}
+
 LogicalResult SendOp::verify() {
   return verifyPointToPoint(*this, getAxes(), getShift());
 }
