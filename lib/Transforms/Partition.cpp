@@ -7,6 +7,7 @@
 #include "Stage/Analysis/CommAnalysis.h"
 #include "Stage/Dialect/Stage/IR/ShardingLayout.h"
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
+#include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -293,8 +294,19 @@ static LogicalResult verifyShardings(ModuleOp module, GridOp grid) {
 
 struct PartitionPass
     : mlir::stage::impl::StagePartitionBase<PartitionPass> {
+  using StagePartitionBase::StagePartitionBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (!overlap.empty()) {
+      std::string why;
+      FailureOr<OverlapKinds> kinds = parseOverlap(overlap, why);
+      if (failed(kinds)) {
+        emitOptionError(module) << "stage-partition: " << why;
+        return signalPassFailure();
+      }
+      setOverlap(module, *kinds);
+    }
     GridOp grid = getGrid(module);
     if (!grid) {
       module.emitError("stage-partition needs the shardings of stage-shard "

@@ -6,6 +6,8 @@
 
 #include "PlanPipeline.h"
 
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
+
 
 using namespace mlir;
 using namespace mlir::stage;
@@ -40,7 +42,12 @@ LogicalResult mlir::stage::buildTrainPipeline(
   s.keepGathered = o.keepGathered;
   s.zero = o.zero;
   pm.addPass(createStageShard(s));
-  pm.addPass(createStagePartition());
+  std::string why;
+  if (failed(parseOverlap(o.overlap, why)))
+    return errorHandler("stage-train: " + why);
+  StagePartitionOptions part;
+  part.overlap = o.overlap;
+  pm.addPass(createStagePartition(part));
   return success();
 }
 

@@ -308,6 +308,12 @@ def StagePartition : Pass<"stage-partition", "::mlir::ModuleOp"> {
     (`D/tp`), and the annotations are dropped: the result is an SPMD
     program, still symbolic.
   }];
+  let options = [
+    Option<"overlap", "overlap", "std::string", /*default=*/"\"\"",
+           "Records on the module what its traces overlap with compute: "
+           "all, none or a comma-separated list of grad, tp, fsdp (empty: "
+           "records nothing; the traces then overlap grad alone)">,
+  ];
 }
 
 #endif // STAGE_TRANSFORMS_PASSES

@@ -61,6 +61,15 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   Option<std::string> rules{
       *this, "rules",
       llvm::cl::desc("JSON file overriding the sharding rules")};
+  Option<std::string> overlap{
+      *this, "overlap",
+      llvm::cl::desc("Communication the traces overlap with compute: all, "
+                     "none, or a comma-separated list of grad (data-parallel "
+                     "gradient reductions during the backward), tp (a chain "
+                     "of collectives per communicator group), fsdp (ZeRO-3 "
+                     "gathers and reduce-scatters per layer, gathered one "
+                     "layer ahead)"),
+      llvm::cl::init("all")};
   // The pipeline.
   Option<std::string> schedule{
       *this, "schedule",

@@ -119,6 +119,8 @@ void GradientBucketer::addChunk(Block *chunk, MicrobatchesOp loop) {
     reduces[loop.getResult(g)] = g;
   }
   c.reductions.resize(c.types.size());
+  if (!reduceEarly)
+    return;
   bool after = false;
   for (Operation &op : *chunk) {
     after |= &op == loop.getOperation();

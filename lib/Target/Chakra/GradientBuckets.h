@@ -59,9 +59,11 @@ struct BackwardWatch {
 class GradientBucketer : public GradientObserver {
 public:
   /// Reductions go out in buckets of at least `bucketBytes` (0: one per
-  /// gradient and layer).
-  GradientBucketer(NodeEmitter &emitter, uint64_t bucketBytes)
-      : emitter(emitter), bucketBytes(bucketBytes) {}
+  /// gradient and layer); without `reduceEarly` (overlap without `grad`)
+  /// they wait until after the backward, in program order.
+  GradientBucketer(NodeEmitter &emitter, uint64_t bucketBytes,
+                   bool reduceEarly = true)
+      : emitter(emitter), bucketBytes(bucketBytes), reduceEarly(reduceEarly) {}
 
   /// Follows the gradients of `chunk`'s micro-batch loop (none without
   /// one): the chunk's index is the order of the calls.
@@ -96,6 +98,7 @@ private:
 
   NodeEmitter &emitter;
   uint64_t bucketBytes;
+  bool reduceEarly;
   std::vector<ChunkGradients> chunks;
   DenseSet<Operation *> reducedEarly;
   std::vector<Bucket> buckets; // the open ones, oldest first

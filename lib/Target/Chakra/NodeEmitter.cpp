@@ -131,11 +131,17 @@ uint32_t NodeEmitter::addCollective(std::string name, int commType,
   n.group = groupOf(axes);
   n.bytes = bytes;
   n.deps = std::move(deps);
-  if (lastComm >= 0 && !llvm::is_contained(n.deps, uint32_t(lastComm)))
-    n.deps.push_back(uint32_t(lastComm));
+  int chain = overlap.tp ? n.group : -1;
+  joinChain(n, chain);
   uint32_t id = addNode(std::move(n));
-  lastComm = id;
+  endChain(chain, id);
   return id;
+}
+
+void NodeEmitter::joinChain(TraceNode &n, int chain) {
+  auto it = lastComm.find(chain);
+  if (it != lastComm.end() && !llvm::is_contained(n.deps, it->second))
+    n.deps.push_back(it->second);
 }
 
 LogicalResult NodeEmitter::emitComm(Operation *op) {
@@ -189,8 +195,10 @@ FailureOr<uint32_t> NodeEmitter::addComm(Operation *op, Deps deps,
   n.bytes = bytes;
   n.deps = std::move(deps);
   bool slot = !isa<RecvOp>(op);
-  if (slot && lastComm >= 0 && !llvm::is_contained(n.deps, uint32_t(lastComm)))
-    n.deps.push_back(uint32_t(lastComm));
+  // Sends keep their order among themselves (their own chain under `tp`).
+  int chain = overlap.tp ? -2 : -1;
+  if (slot)
+    joinChain(n, chain);
   if (auto send = dyn_cast<SendOp>(op)) {
     n.kind = NodeKind::Send;
     n.shift = send.getShift();
@@ -207,7 +215,7 @@ FailureOr<uint32_t> NodeEmitter::addComm(Operation *op, Deps deps,
            << n.tag << " does not fit in 31 bits";
   uint32_t id = addNode(std::move(n));
   if (slot)
-    lastComm = id;
+    endChain(chain, id);
   return id;
 }
 
@@ -231,6 +239,44 @@ LogicalResult NodeEmitter::emitRepeat(RepeatOp op) {
   auto yield = cast<YieldOp>(body.getTerminator());
   unsigned nStacked = yield.getValues().size() - nCarry;
   std::vector<std::vector<Deps>> stacked(nStacked, std::vector<Deps>(*count));
+  // ZeRO-3 under overlap `fsdp`: per kind and group, a layer's parameter
+  // gathers (of slices of weights) and gradient reduce-scatters (yielded as
+  // the layer's gradients) as one collective each, like FSDP's flat
+  // parameter of a unit.
+  SmallVector<SmallVector<Operation *>> gathers, scatters;
+  if (overlap.fsdp)
+    for (Operation &inner : body.without_terminator()) {
+      if (!runs(&inner))
+        continue;
+      bool gather = false, scatter = false;
+      if (auto ag = dyn_cast<AllGatherOp>(inner)) {
+        auto arg = dyn_cast<BlockArgument>(ag.getInput());
+        if (arg && arg.getOwner() == &body && arg.getArgNumber() >= nCarry)
+          gather = bool(op.getSlices()[arg.getArgNumber() - nCarry]
+                            .getDefiningOp<ParamOp>());
+      } else if (isa<ReduceScatterOp>(inner)) {
+        Value r = inner.getResult(0);
+        scatter = !r.use_empty() && llvm::all_of(r.getUses(), [&](OpOperand &u) {
+          return u.getOwner() == yield.getOperation() &&
+                 u.getOperandNumber() >= nCarry;
+        });
+      }
+      if (!gather && !scatter)
+        continue;
+      auto &sets = gather ? gathers : scatters;
+      auto same = [&](const SmallVector<Operation *> &set) {
+        return set.front()->getName() == inner.getName() &&
+               cast<CollectiveOpInterface>(set.front()).getAxesAttr() ==
+                   cast<CollectiveOpInterface>(inner).getAxesAttr();
+      };
+      auto it = llvm::find_if(sets, same);
+      if (it == sets.end())
+        sets.push_back({&inner});
+      else
+        it->push_back(&inner);
+      coalesced.insert(&inner);
+    }
+  int64_t previousLayer = -1; // the first compute node of the last layer
   // Under a split backward, the layers' results this step completes.
   SmallVector<unsigned> reported;
   for (unsigned s = 0; s < nStacked; ++s)
@@ -258,8 +304,23 @@ LogicalResult NodeEmitter::emitRepeat(RepeatOp op) {
     else
       for (BlockArgument arg : body.getArguments())
         keepForWeightStep(arg);
+    size_t layerStart = getNumNodes();
+    for (ArrayRef<Operation *> set : gathers)
+      if (failed(emitCoalesced(set, previousLayer >= 0
+                                        ? Deps{uint32_t(previousLayer)}
+                                        : Deps())))
+        return failure();
     if (failed(emitBlock(body)))
       return failure();
+    for (ArrayRef<Operation *> set : scatters)
+      if (failed(emitCoalesced(set, {})))
+        return failure();
+    previousLayer = -1;
+    for (size_t id = layerStart; id < getNumNodes(); ++id)
+      if (trace.nodes[id].kind == NodeKind::Compute) {
+        previousLayer = int64_t(id);
+        break;
+      }
     for (unsigned c = 0; c < nCarry; ++c)
       carried[c] = depsOf(yield.getValues()[c]);
     for (unsigned s = 0; s < nStacked; ++s)
@@ -307,7 +368,7 @@ LogicalResult NodeEmitter::emitOp(Operation *op) {
 
 LogicalResult NodeEmitter::emitBlock(Block &block) {
   for (Operation &op : block) {
-    if (!runs(&op))
+    if (!runs(&op) || coalesced.contains(&op))
       continue;
     if (split && weightStep)
       restoreForWeightStep(op.getOperands());
@@ -321,6 +382,31 @@ LogicalResult NodeEmitter::emitBlock(Block &block) {
             failed(observer->onValue(r)))
           return failure();
   }
+  return success();
+}
+
+LogicalResult NodeEmitter::emitCoalesced(ArrayRef<Operation *> ops,
+                                         Deps deps) {
+  uint64_t bytes = 0;
+  for (Operation *op : ops) {
+    FailureOr<uint64_t> b =
+        eval(op, cast<CollectiveOpInterface>(op).getCommBytes(),
+             "message size");
+    if (failed(b))
+      return failure();
+    bytes += *b;
+    for (uint32_t d : depsOf(op->getOperands()))
+      if (!llvm::is_contained(deps, d))
+        deps.push_back(d);
+  }
+  FailureOr<uint32_t> id = addComm(ops.front(), std::move(deps), bytes, phase);
+  if (failed(id))
+    return failure();
+  for (Operation *op : ops)
+    for (Value r : op->getResults()) {
+      env[r] = Produced{{*id}, {}};
+      keepForWeightStep(r);
+    }
   return success();
 }
 

@@ -17,6 +17,7 @@
 #include "Workload.h"
 
 #include "Stage/Analysis/BackwardSplit.h"
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageOps.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -130,6 +131,13 @@ public:
   bool weightStep = false;
   SavedValues *saved = nullptr;
 
+  /// What the traces overlap: with `tp`, collectives form one chain per
+  /// communicator group (sends one of their own) rather than one per rank;
+  /// with `fsdp`, a layer's parameter gathers and gradient reduce-scatters
+  /// are one collective each, the gathers issued when the layer before
+  /// starts.
+  OverlapKinds overlap;
+
   /// Values handed over in memory between two chunks of this rank (shift 0
   /// sends), by channel and micro-batch.
   std::map<std::pair<int64_t, int64_t>, Deps> localHandoffs;
@@ -151,6 +159,13 @@ private:
   LogicalResult emitComm(Operation *op);
   uint32_t addCollective(std::string name, int commType, ArrayAttr axes,
                          Deps deps, uint64_t bytes);
+  /// Makes node `n` wait for the last node of communication chain `chain`
+  /// and become it.
+  void joinChain(TraceNode &n, int chain);
+  void endChain(int chain, uint32_t id) { lastComm[chain] = id; }
+  /// One collective for `ops` (of one kind and group): their bytes summed,
+  /// waiting for all their operands and `deps`.
+  LogicalResult emitCoalesced(ArrayRef<Operation *> ops, Deps deps);
   int groupOf(ArrayAttr axes);
   uint64_t micros(double contraction, double other, double bytes) const;
 
@@ -158,7 +173,11 @@ private:
   const sym::Bindings *bindings;
   const DeviceModel *device;
   ClassTrace trace;
-  int64_t lastComm = -1;
+  /// The last node of each chain of communication: per group (and one for
+  /// sends) under overlap `tp`, else one per rank (key -1).
+  llvm::DenseMap<int, uint32_t> lastComm;
+  /// Ops emitted as part of a coalesced collective.
+  llvm::SmallPtrSet<Operation *, 16> coalesced;
   /// The layer iteration being emitted at each depth of nested repeats
   /// (flattened over the enclosing ones), outermost first.
   SmallVector<int64_t, 4> iterations = {0};

@@ -30,14 +30,16 @@ using namespace mlir;
 using namespace mlir::stage;
 using namespace mlir::stage::chakra;
 
-/// The trace of one rank class: its chunks' weights, the schedule's steps,
-/// then the iteration's reductions and updates.
+/// The trace of one rank class: its chunks' weights, the schedule's steps
+/// (`order`), then the iteration's reductions and updates.
 static FailureOr<ClassTrace>
 expandClass(Workload &w, const sym::Bindings &b, const DeviceModel *device,
             uint64_t bucketBytes, const RankClass &cls,
-            const ScheduleShape &shape, ArrayRef<PipelineStep> order) {
+            const ScheduleShape &shape, ArrayRef<PipelineStep> order,
+            OverlapKinds overlap) {
   NodeEmitter e(w, b, device);
-  GradientBucketer buckets(e, bucketBytes);
+  e.overlap = overlap;
+  GradientBucketer buckets(e, bucketBytes, overlap.grad);
   e.microbatches = shape.microBatches;
   SmallVector<Block *> chunks;
   for (Operation *op : cls.chunks)
@@ -237,8 +239,9 @@ mlir::stage::chakra::buildWorkload(ModuleOp module, const sym::Bindings &b,
       w.classes.push_back(std::move(*t));
       continue;
     }
-    FailureOr<ClassTrace> t = expandClass(w, b, device, gradientBucketBytes,
-                                          cls, *shape, orders[cls.stage]);
+    FailureOr<ClassTrace> t =
+        expandClass(w, b, device, gradientBucketBytes, cls, *shape,
+                    orders[cls.stage], getOverlap(module));
     if (failed(t))
       return failure();
     w.classes.push_back(std::move(*t));

@@ -137,3 +137,17 @@ func.func @f(%x: !stage.tensor<[B, D], bf16>) {
   }
   return
 }
+
+// -----
+
+// expected-error @+1 {{'stage.overlap' must be a list of grad, tp and fsdp on the module}}
+module attributes {stage.overlap = ["grad", "pp"]} {
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{'stage.overlap' must be a list of grad, tp and fsdp on the module}}
+  %0 = stage.input "x" {stage.overlap = ["grad"]} : !stage.tensor<[B], f32>
+  return
+}

@@ -3,6 +3,7 @@
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace mlir::stage;
@@ -23,6 +24,7 @@ using AttentionCore = StageDialect::AttentionCoreAttrHelper;
 using LayerPeriod = StageDialect::LayerPeriodAttrHelper;
 using TokenFeedback = StageDialect::TokenFeedbackAttrHelper;
 using VocabParallel = StageDialect::VocabParallelAttrHelper;
+using Overlap = StageDialect::OverlapAttrHelper;
 using Dims = StageDialect::DimsAttrHelper;
 using Param = StageDialect::ParamAttrHelper;
 using Group = StageDialect::GroupAttrHelper;
@@ -301,6 +303,61 @@ void mlir::stage::markAttentionCore(Operation *op) {
   mark(op, AttentionCore::getNameStr());
 }
 
+ArrayRef<StringRef> mlir::stage::getOverlapKindNames() {
+  static const StringRef names[] = {"grad", "tp", "fsdp"};
+  return names;
+}
+
+FailureOr<OverlapKinds> mlir::stage::parseOverlap(StringRef text,
+                                                   std::string &error) {
+  if (text == "all")
+    return OverlapKinds::all();
+  OverlapKinds k = OverlapKinds::none();
+  if (text == "none")
+    return k;
+  SmallVector<StringRef> parts;
+  text.split(parts, ',');
+  for (StringRef part : parts) {
+    part = part.trim();
+    bool *flag = part == "grad" ? &k.grad
+                 : part == "tp" ? &k.tp
+                 : part == "fsdp" ? &k.fsdp
+                                  : nullptr;
+    if (!flag) {
+      error = ("unknown overlap '" + part + "'; expected all, none or a "
+               "comma-separated list of " + llvm::join(getOverlapKindNames(), ", "))
+                  .str();
+      return failure();
+    }
+    *flag = true;
+  }
+  return k;
+}
+
+OverlapKinds mlir::stage::getOverlap(ModuleOp module) {
+  auto list = module->getAttrOfType<ArrayAttr>(Overlap::getNameStr());
+  if (!list)
+    return OverlapKinds();
+  OverlapKinds k = OverlapKinds::none();
+  for (Attribute a : list) {
+    StringRef n = cast<StringAttr>(a).getValue();
+    k.grad |= n == "grad";
+    k.tp |= n == "tp";
+    k.fsdp |= n == "fsdp";
+  }
+  return k;
+}
+
+void mlir::stage::setOverlap(ModuleOp module, OverlapKinds k) {
+  SmallVector<StringRef> names;
+  const bool on[] = {k.grad, k.tp, k.fsdp};
+  for (auto [set, name] : llvm::zip(on, getOverlapKindNames()))
+    if (set)
+      names.push_back(name);
+  Builder b(module.getContext());
+  module->setAttr(Overlap::getNameStr(), b.getStrArrayAttr(names));
+}
+
 int64_t mlir::stage::getLayerPeriod(RepeatOp op) {
   auto n = op->getAttrOfType<IntegerAttr>(LayerPeriod::getNameStr());
   return n ? n.getInt() : 1;
@@ -396,6 +453,18 @@ LogicalResult StageDialect::verifyOperationAttribute(Operation *op,
       return op->emitError("'") << name << "' belongs on a stage.send or "
                                            "stage.recv";
     return expect(isa<UnitAttr>(value), "a unit attribute");
+  }
+  if (name == Overlap::getNameStr()) {
+    auto list = dyn_cast<ArrayAttr>(value);
+    return expect(isa<ModuleOp>(op) && list &&
+                      llvm::all_of(list,
+                                   [](Attribute a) {
+                                     auto s = dyn_cast<StringAttr>(a);
+                                     return s && llvm::is_contained(
+                                                     getOverlapKindNames(),
+                                                     s.getValue());
+                                   }),
+                  "a list of grad, tp and fsdp on the module");
   }
   if (name == VocabParallel::getNameStr()) {
     auto list = dyn_cast<ArrayAttr>(value);

@@ -152,6 +152,32 @@ void setLayerPeriod(RepeatOp op, int64_t layers);
 void markAttentionCore(Operation *op);
 
 //===----------------------------------------------------------------------===//
+// Overlap of communication with compute
+//===----------------------------------------------------------------------===//
+
+/// What a training step's traces overlap (stage-train's `overlap=`):
+/// `grad`, the data-parallel gradient reductions issued during the backward
+/// as their buckets fill; `tp`, one chain of collectives per communicator
+/// group rather than per rank, so that tensor-, context- and expert-parallel
+/// collectives do not queue behind gradient buckets and parameter gathers;
+/// `fsdp`, ZeRO-3's parameter gathers and gradient reduce-scatters
+/// coalesced per layer, the gathers issued one layer ahead.
+struct OverlapKinds {
+  bool grad = true, tp = false, fsdp = false;
+  static OverlapKinds all() { return {true, true, true}; }
+  static OverlapKinds none() { return {false, false, false}; }
+};
+/// The names `parseOverlap` accepts, in the order they are written.
+ArrayRef<StringRef> getOverlapKindNames();
+/// `all`, `none` or a comma-separated list of kinds; an error naming the
+/// kinds otherwise.
+FailureOr<OverlapKinds> parseOverlap(StringRef text, std::string &error);
+/// The module's `stage.overlap`; without one, `grad` alone (the traces of
+/// programs not built by stage-train).
+OverlapKinds getOverlap(ModuleOp module);
+void setOverlap(ModuleOp module, OverlapKinds kinds);
+
+//===----------------------------------------------------------------------===//
 // Frontends' names
 //===----------------------------------------------------------------------===//
 

@@ -53,6 +53,9 @@ def Stage_Dialect : Dialect {
     "::mlir::UnitAttr":$recompute,
     // The ops of an unfused attention core (selective recomputation).
     "::mlir::UnitAttr":$attention_core,
+    // On the module: the communication a trace overlaps with compute
+    // (stage-train's overlap=; docs/Overlap.md).
+    "::mlir::ArrayAttr":$overlap,
     // On a stage.repeat of a hybrid's period: the layers one iteration is.
     "::mlir::IntegerAttr":$layer_period,
     // Serving: the send and receive of a pipeline's sampled tokens, from
