@@ -8,6 +8,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <deque>
+#include <map>
 #include <queue>
 #include <unordered_map>
 
@@ -123,7 +124,10 @@ void checkSequences(const TraceSet &set, Errors &errors) {
 
 /// An abstract run of ASTRA-sim's issue rules with every operation taking no
 /// time: a node runs when its dependencies are done; ready communication
-/// issues in ascending id order, one collective or send in flight per rank;
+/// issues in ascending id order, one collective in flight per rank and
+/// group (a group's collectives run in order on their own stream, as NCCL
+/// communicators and ASTRA-sim's do; traces that chain all of a rank's
+/// collectives never have two ready at once);
 /// a receive completes once its send has been issued; a collective
 /// completes once every member has issued it (matched by issue order). What
 /// is left when nothing can move waits forever. One function: the issue
@@ -137,7 +141,10 @@ void simulate(const TraceSet &set, Errors &errors) {
                         std::vector<std::pair<uint64_t, uint32_t>>,
                         std::greater<>>
         readyComm;
-    int64_t inFlight = -1;
+    /// Per group, the collective in flight, and the ready ones that wait
+    /// for it to complete.
+    std::map<int64_t, uint32_t> inFlight;
+    std::map<int64_t, std::vector<std::pair<uint64_t, uint32_t>>> held;
     size_t done = 0;
     std::unordered_map<int64_t, int64_t> issued; // group -> collectives issued
   };
@@ -213,9 +220,9 @@ void simulate(const TraceSet &set, Errors &errors) {
           waitingRecvs[k].push_back({r, i});
         }
       }
-      if (s.inFlight >= 0 || s.readyComm.empty())
+      if (s.readyComm.empty())
         break;
-      uint32_t i = s.readyComm.top().second;
+      auto [order, i] = s.readyComm.top();
       s.readyComm.pop();
       const CommNode &c = commOf(r, i);
       if (c.type == SendNode) {
@@ -231,17 +238,25 @@ void simulate(const TraceSet &set, Errors &errors) {
         complete(r, i);
         continue;
       }
+      if (s.inFlight.count(c.group)) {
+        s.held[c.group].push_back({order, i});
+        continue;
+      }
       int64_t seq = s.issued[c.group]++;
       auto &group = arrived[{c.group, seq}];
       group.push_back({r, i});
       size_t members = c.group == 0 ? size_t(n)
                        : set.groups.count(c.group) ? set.groups.at(c.group).size()
                                                    : size_t(1);
-      s.inFlight = i;
+      s.inFlight[c.group] = i;
       if (group.size() < members)
-        break;
+        continue;
       for (auto [mr, mi] : group) {
-        st[mr].inFlight = -1;
+        RankState &m = st[mr];
+        m.inFlight.erase(c.group);
+        for (const auto &h : m.held[c.group])
+          m.readyComm.push(h);
+        m.held.erase(c.group);
         complete(mr, mi);
         if (mr != r)
           wake(mr);
@@ -257,8 +272,12 @@ void simulate(const TraceSet &set, Errors &errors) {
       continue;
     ++reported;
     std::string why;
-    if (s.inFlight >= 0) {
-      const CommNode &c = commOf(r, uint32_t(s.inFlight));
+    if (!s.inFlight.empty()) {
+      // The collective in flight that came first in the file.
+      uint32_t first = UINT32_MAX;
+      for (const auto &[group, node] : s.inFlight)
+        first = std::min(first, node);
+      const CommNode &c = commOf(r, first);
       why = c.where(r) + " waits in its collective (pg_name \"" +
             std::to_string(c.group) + "\") for members that never issue it";
     } else {
