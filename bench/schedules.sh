@@ -6,7 +6,7 @@
 #  (a) schedules: a Llama-3-8B pipeline (32 layers, sequence 4096, 16
 #      sequences in 16 micro-batches, tp=2 pp=4: 8 GPUs) and a Mixtral-8x7B
 #      pipeline (32 layers, 8 experts of which 2 per token, sequence 2048,
-#      16 sequences in 16 micro-batches, ep=2 pp=4: 8 GPUs), each under
+#      32 sequences in 16 micro-batches, ep=2 pp=4: 8 GPUs), each under
 #      gpipe, 1f1b, interleaved (2 chunks per rank), zb-h1 and zb-v: the
 #      simulated iteration, its ratio to 1F1B's, and the report's bubble
 #      and iteration (roofline) for the same plan;
@@ -54,7 +54,7 @@ print(int(sys.argv[2]) * 1e-9, r["stages"][0]["time"]["iteration"]["value"],
 "$bin/stage-translate" --import-hf-config "$root/examples/hf/llama-3-8b.json" \
   --batch=16 --seq=4096 -o "$work/llama.mlir"
 "$bin/stage-translate" --import-hf-config "$root/examples/hf/mixtral-8x7b.json" \
-  --batch=16 --seq=2048 -o "$work/mixtral.mlir"
+  --batch=32 --seq=2048 -o "$work/mixtral.mlir"
 
 echo "(a) schedules, 8 GPUs, 16 micro-batches (simulated; report: roofline)"
 printf '    %-22s %-11s %10s %8s %10s %8s\n' model schedule simulated "/1f1b" report bubble

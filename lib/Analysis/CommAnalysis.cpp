@@ -40,6 +40,37 @@ sym::Expr mlir::stage::getSentBytes(CollectiveOpInterface comm) {
   return sym::Expr(); // recv, local_split
 }
 
+bool mlir::stage::isParameterGather(Operation *op) {
+  auto gather = dyn_cast<AllGatherOp>(op);
+  if (!gather)
+    return false;
+  Value v = gather.getInput();
+  // Through a repeat's slice argument to the stack it slices.
+  while (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto rep = dyn_cast<RepeatOp>(arg.getOwner()->getParentOp());
+    if (!rep || arg.getArgNumber() < rep.getNumCarried())
+      return false;
+    v = rep.getSlices()[arg.getArgNumber() - rep.getNumCarried()];
+  }
+  return bool(v.getDefiningOp<ParamOp>());
+}
+
+bool mlir::stage::isGradientScatter(Operation *op) {
+  if (!isa<ReduceScatterOp>(op))
+    return false;
+  Value r = op->getResult(0);
+  return !r.use_empty() && llvm::all_of(r.getUses(), [](OpOperand &use) {
+    Operation *user = use.getOwner();
+    if (!isa<YieldOp>(user))
+      return false;
+    Operation *parent = user->getParentOp();
+    if (auto rep = dyn_cast<RepeatOp>(parent))
+      return use.getOperandNumber() >= rep.getNumCarried();
+    auto loop = dyn_cast<MicrobatchesOp>(parent);
+    return loop && user->getParentRegion() == &loop.getBackward();
+  });
+}
+
 std::vector<CommVolume>
 mlir::stage::getCommVolumes(ArrayRef<Operation *> roots) {
   std::vector<CommVolume> out;

@@ -92,6 +92,54 @@ SmallVector<int64_t> balance(ArrayRef<double> layerCost, double pre,
   return sizes;
 }
 
+/// Under a V (zb-v), rank r runs chunks r and 2 pp - 1 - r: moves single
+/// layers across chunk boundaries while that lowers the ranks' sums, the
+/// largest first, then the next (the embedding and the head both land on
+/// rank 0).
+void balanceForV(SmallVector<int64_t> &sizes, ArrayRef<double> layerCost,
+                 double pre, double post, int64_t pp) {
+  int64_t k = int64_t(sizes.size());
+  auto rankCosts = [&] {
+    std::vector<double> rank(pp, 0);
+    int64_t layer = 0;
+    for (int64_t c = 0; c < k; ++c) {
+      double x = c == 0 ? pre : c == k - 1 ? post : 0;
+      for (int64_t i = 0; i < sizes[c]; ++i)
+        x += layerCost[layer++];
+      rank[getPhysicalStage(ScheduleKind::zb_v, pp, c)] += x;
+    }
+    llvm::sort(rank, std::greater<>());
+    return rank;
+  };
+  auto lower = [](const std::vector<double> &a, const std::vector<double> &b) {
+    for (auto [x, y] : llvm::zip(a, b))
+      if (std::abs(x - y) > 1e-9 * std::max(1.0, y))
+        return x < y;
+    return false;
+  };
+  std::vector<double> best = rankCosts();
+  for (bool improved = true; improved;) {
+    improved = false;
+    for (int64_t c = 0; c + 1 < k; ++c)
+      for (int64_t dir : {1, -1}) {
+        // One layer from chunk c to c + 1, or back.
+        int64_t from = dir > 0 ? c : c + 1, to = dir > 0 ? c + 1 : c;
+        if (sizes[from] < 2)
+          continue;
+        --sizes[from];
+        ++sizes[to];
+        std::vector<double> cost = rankCosts();
+        if (lower(cost, best)) {
+          best = std::move(cost);
+          improved = true;
+        } else {
+          ++sizes[from];
+          --sizes[to];
+        }
+      }
+  }
+}
+
 class Pipeliner {
 public:
   Pipeliner(func::FuncOp fn, GridOp grid, int64_t pp, int64_t v,
@@ -352,6 +400,8 @@ LogicalResult Pipeliner::run(ArrayRef<int64_t> userSizes) {
     sizes = {0};
   } else {
     sizes = balance(layerCost, pre, post, k);
+    if (schedule == ScheduleKind::zb_v)
+      balanceForV(sizes, layerCost, pre, post, pp);
   }
 
   // The stages.

@@ -43,6 +43,13 @@ SmallVector<ImplicitCollective> getImplicitCollectives(Operation *op);
 /// and a local split).
 sym::Expr getSentBytes(CollectiveOpInterface comm);
 
+/// ZeRO-3's gather of a weight before its use: an all-gather of a
+/// parameter, or of a layer's slice of one in a repeat.
+bool isParameterGather(Operation *op);
+/// ZeRO's reduce-scatter of a gradient: its result is only a weight
+/// gradient a micro-batch loop or a layer of a repeat yields.
+bool isGradientScatter(Operation *op);
+
 /// The communication under `roots` (ops run once per iteration), grouped
 /// by kind and axes in order of first appearance.
 std::vector<CommVolume> getCommVolumes(ArrayRef<Operation *> roots);

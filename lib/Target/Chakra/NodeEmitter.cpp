@@ -248,19 +248,14 @@ LogicalResult NodeEmitter::emitRepeat(RepeatOp op) {
     for (Operation &inner : body.without_terminator()) {
       if (!runs(&inner))
         continue;
-      bool gather = false, scatter = false;
-      if (auto ag = dyn_cast<AllGatherOp>(inner)) {
-        auto arg = dyn_cast<BlockArgument>(ag.getInput());
-        if (arg && arg.getOwner() == &body && arg.getArgNumber() >= nCarry)
-          gather = bool(op.getSlices()[arg.getArgNumber() - nCarry]
-                            .getDefiningOp<ParamOp>());
-      } else if (isa<ReduceScatterOp>(inner)) {
-        Value r = inner.getResult(0);
-        scatter = !r.use_empty() && llvm::all_of(r.getUses(), [&](OpOperand &u) {
-          return u.getOwner() == yield.getOperation() &&
-                 u.getOperandNumber() >= nCarry;
-        });
-      }
+      // A layer's own: the slice of a weight, the gradient it yields.
+      bool gather = isParameterGather(&inner) &&
+                    cast<AllGatherOp>(inner).getInput().getParentBlock() ==
+                        &body;
+      bool scatter = isGradientScatter(&inner) &&
+                     llvm::all_of(inner.getUsers(), [&](Operation *u) {
+                       return u == yield.getOperation();
+                     });
       if (!gather && !scatter)
         continue;
       auto &sets = gather ? gathers : scatters;

@@ -47,6 +47,14 @@ mlir::stage::report::phaseTimes(Operation *chunk, const sym::Bindings &b,
     }
     unsigned phase = unsigned(getPhase(op));
     (isa<CollectiveOpInterface>(op) ? t.comm : t.compute)[phase] += *sec;
+    if (!isa<CollectiveOpInterface>(op))
+      return;
+    bool inLoop = op->getParentOfType<MicrobatchesOp>() != nullptr;
+    if (inLoop && (isParameterGather(op) || isGradientScatter(op)))
+      t.zero3[phase] += *sec;
+    if (!inLoop && op->getParentOp() == chunk &&
+        isa<AllReduceOp, ReduceScatterOp>(op))
+      t.reductions += *sec;
   });
   if (bad)
     return failure();

@@ -72,6 +72,11 @@ std::string commKey(const CommVolume &v);
 struct PhaseTimes {
   double compute[kNumPhases] = {};
   double comm[kNumPhases] = {};
+  /// Of `comm`: ZeRO-3's parameter gathers and gradient reduce-scatters in
+  /// the micro-batch loop, per phase; the gradient reductions after the
+  /// loop (counted in the forward phase).
+  double zero3[kNumPhases] = {};
+  double reductions = 0;
   double of(Phase p) const {
     return compute[unsigned(p)] + comm[unsigned(p)];
   }
