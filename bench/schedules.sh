@@ -11,7 +11,8 @@
 #      simulated iteration, its ratio to 1F1B's, and the report's bubble
 #      and iteration (roofline) for the same plan;
 #  (b) overlap: the same Llama pipeline under zb-h1, a Llama-3-8B at tp=2
-#      dp=4 ZeRO-1 and at dp=8 ZeRO-3 (8 GPUs, 8 layers), each with
+#      dp=4 ZeRO-1 and at dp=8 ZeRO-3 (8 GPUs, 8 layers), and a 1B-class
+#      Llama (width 2048, 8 layers, sequence 2048) at dp=8 ZeRO-3, each with
 #      overlap=none and overlap=all: the simulated iterations and their
 #      ratio.
 #
@@ -26,11 +27,15 @@ sim="${ASTRA_SIM_DIR:-$root/../shared/astra-sim}/simulate.sh"
 [[ -x "$sim" ]] || { echo "bench: no ASTRA-sim at $sim" >&2; exit 1; }
 rm -rf "$work" && mkdir -p "$work"
 
-# A config with fewer layers (the overlap plans keep simulation short).
-layers() { python3 -c '
+# CONFIG OUT KEY=VALUE...: a config with fields changed (the overlap plans
+# use fewer layers, to keep simulation short).
+reshape() { python3 -c '
 import json, sys
-c = json.load(open(sys.argv[1])); c["num_hidden_layers"] = int(sys.argv[2])
-json.dump(c, open(sys.argv[3], "w"))' "$@"; }
+c = json.load(open(sys.argv[1]))
+for kv in sys.argv[3:]:
+    k, v = kv.split("=")
+    c[k] = int(v)
+json.dump(c, open(sys.argv[2], "w"))' "$@"; }
 
 # NAME MODEL PLAN: train, write timed traces, simulate; prints the simulated
 # and the report's iteration (seconds) and the report's bubble.
@@ -71,14 +76,19 @@ for model in llama:"tp=2 pp=4" mixtral:"ep=2 pp=4"; do
   done
 done
 
-layers "$root/examples/hf/llama-3-8b.json" 8 "$work/llama8.json"
+reshape "$root/examples/hf/llama-3-8b.json" "$work/llama8.json" num_hidden_layers=8
 "$bin/stage-translate" --import-hf-config "$work/llama8.json" \
   --batch=16 --seq=4096 -o "$work/llama8.mlir"
+reshape "$root/examples/hf/llama-3-8b.json" "$work/small.json" num_hidden_layers=8 \
+  hidden_size=2048 intermediate_size=5632 num_attention_heads=16 vocab_size=32000
+"$bin/stage-translate" --import-hf-config "$work/small.json" \
+  --batch=16 --seq=2048 -o "$work/small.mlir"
 echo "(b) overlap, 8 GPUs (simulated)"
 printf '    %-40s %10s %10s %8s\n' plan none all "all/none"
 for case in "llama:tp=2 pp=4 micro-batches=16 schedule=zb-h1" \
             "llama8:tp=2 dp=4 zero=1 micro-batches=4" \
-            "llama8:dp=8 zero=3 micro-batches=2"; do
+            "llama8:dp=8 zero=3 micro-batches=2" \
+            "small:dp=8 zero=3 micro-batches=2"; do
   model=${case%%:*} plan=${case#*:}
   read -r off _ _ < <(run "$model-off" "$work/$model.mlir" "$plan overlap=none")
   read -r on _ _ < <(run "$model-on" "$work/$model.mlir" "$plan overlap=all")

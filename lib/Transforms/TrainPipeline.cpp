@@ -8,7 +8,6 @@
 
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 
-
 using namespace mlir;
 using namespace mlir::stage;
 

@@ -249,9 +249,9 @@ LogicalResult NodeEmitter::emitRepeat(RepeatOp op) {
       if (!runs(&inner))
         continue;
       // A layer's own: the slice of a weight, the gradient it yields.
-      bool gather = isParameterGather(&inner) &&
-                    cast<AllGatherOp>(inner).getInput().getParentBlock() ==
-                        &body;
+      bool gather =
+          isParameterGather(&inner) &&
+          cast<AllGatherOp>(inner).getInput().getParentBlock() == &body;
       bool scatter = isGradientScatter(&inner) &&
                      llvm::all_of(inner.getUsers(), [&](Operation *u) {
                        return u == yield.getOperation();
@@ -271,7 +271,9 @@ LogicalResult NodeEmitter::emitRepeat(RepeatOp op) {
         it->push_back(&inner);
       coalesced.insert(&inner);
     }
-  int64_t previousLayer = -1; // the first compute node of the last layer
+  // The next layer's gathers, issued when this layer's first kernel starts
+  // (FSDP's prefetch one layer ahead): one node per set.
+  SmallVector<uint32_t> prefetched;
   // Under a split backward, the layers' results this step completes.
   SmallVector<unsigned> reported;
   for (unsigned s = 0; s < nStacked; ++s)
@@ -299,23 +301,40 @@ LogicalResult NodeEmitter::emitRepeat(RepeatOp op) {
     else
       for (BlockArgument arg : body.getArguments())
         keepForWeightStep(arg);
-    size_t layerStart = getNumNodes();
-    for (ArrayRef<Operation *> set : gathers)
-      if (failed(emitCoalesced(set, previousLayer >= 0
-                                        ? Deps{uint32_t(previousLayer)}
-                                        : Deps())))
+    for (auto [g, set] : llvm::enumerate(gathers)) {
+      FailureOr<uint32_t> id = prefetched.empty() ? addCoalesced(set, {})
+                                                  : prefetched[g];
+      if (failed(id))
         return failure();
+      bindCoalesced(set, *id);
+    }
+    prefetched.clear();
+    if (!gathers.empty() && k + 1 < *count && !onFirstKernel)
+      onFirstKernel = [&](uint32_t kernel) -> LogicalResult {
+        for (ArrayRef<Operation *> set : gathers) {
+          FailureOr<uint32_t> id = addCoalesced(set, {kernel});
+          if (failed(id))
+            return failure();
+          prefetched.push_back(*id);
+        }
+        return success();
+      };
     if (failed(emitBlock(body)))
       return failure();
-    for (ArrayRef<Operation *> set : scatters)
-      if (failed(emitCoalesced(set, {})))
+    if (onFirstKernel && prefetched.empty() && !gathers.empty() &&
+        k + 1 < *count) {
+      // A layer without kernels: its successor's gathers go now.
+      auto hook = std::move(onFirstKernel);
+      onFirstKernel = nullptr;
+      if (failed(hook(uint32_t(getNumNodes() - 1))))
         return failure();
-    previousLayer = -1;
-    for (size_t id = layerStart; id < getNumNodes(); ++id)
-      if (trace.nodes[id].kind == NodeKind::Compute) {
-        previousLayer = int64_t(id);
-        break;
-      }
+    }
+    for (ArrayRef<Operation *> set : scatters) {
+      FailureOr<uint32_t> id = addCoalesced(set, {});
+      if (failed(id))
+        return failure();
+      bindCoalesced(set, *id);
+    }
     for (unsigned c = 0; c < nCarry; ++c)
       carried[c] = depsOf(yield.getValues()[c]);
     for (unsigned s = 0; s < nStacked; ++s)
@@ -367,8 +386,18 @@ LogicalResult NodeEmitter::emitBlock(Block &block) {
       continue;
     if (split && weightStep)
       restoreForWeightStep(op.getOperands());
+    size_t before = getNumNodes();
     if (failed(emitOp(&op)))
       return failure();
+    if (onFirstKernel)
+      for (size_t id = before; id < getNumNodes(); ++id)
+        if (trace.nodes[id].kind == NodeKind::Compute) {
+          auto hook = std::move(onFirstKernel);
+          onFirstKernel = nullptr;
+          if (failed(hook(uint32_t(id))))
+            return failure();
+          break;
+        }
     for (Value r : op.getResults())
       keepForWeightStep(r);
     if (observer)
@@ -380,13 +409,12 @@ LogicalResult NodeEmitter::emitBlock(Block &block) {
   return success();
 }
 
-LogicalResult NodeEmitter::emitCoalesced(ArrayRef<Operation *> ops,
-                                         Deps deps) {
+FailureOr<uint32_t> NodeEmitter::addCoalesced(ArrayRef<Operation *> ops,
+                                              Deps deps) {
   uint64_t bytes = 0;
   for (Operation *op : ops) {
-    FailureOr<uint64_t> b =
-        eval(op, cast<CollectiveOpInterface>(op).getCommBytes(),
-             "message size");
+    FailureOr<uint64_t> b = eval(
+        op, cast<CollectiveOpInterface>(op).getCommBytes(), "message size");
     if (failed(b))
       return failure();
     bytes += *b;
@@ -394,15 +422,15 @@ LogicalResult NodeEmitter::emitCoalesced(ArrayRef<Operation *> ops,
       if (!llvm::is_contained(deps, d))
         deps.push_back(d);
   }
-  FailureOr<uint32_t> id = addComm(ops.front(), std::move(deps), bytes, phase);
-  if (failed(id))
-    return failure();
+  return addComm(ops.front(), std::move(deps), bytes, phase);
+}
+
+void NodeEmitter::bindCoalesced(ArrayRef<Operation *> ops, uint32_t id) {
   for (Operation *op : ops)
     for (Value r : op->getResults()) {
-      env[r] = Produced{{*id}, {}};
+      env[r] = Produced{{id}, {}};
       keepForWeightStep(r);
     }
-  return success();
 }
 
 void NodeEmitter::keepForWeightStep(Value v) {

@@ -23,6 +23,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
+#include <functional>
 #include <map>
 
 namespace mlir::stage::chakra {
@@ -164,8 +165,10 @@ private:
   void joinChain(TraceNode &n, int chain);
   void endChain(int chain, uint32_t id) { lastComm[chain] = id; }
   /// One collective for `ops` (of one kind and group): their bytes summed,
-  /// waiting for all their operands and `deps`.
-  LogicalResult emitCoalesced(ArrayRef<Operation *> ops, Deps deps);
+  /// waiting for all their operands and `deps`; `bindCoalesced` makes it
+  /// what their results' consumers wait for.
+  FailureOr<uint32_t> addCoalesced(ArrayRef<Operation *> ops, Deps deps);
+  void bindCoalesced(ArrayRef<Operation *> ops, uint32_t id);
   int groupOf(ArrayAttr axes);
   uint64_t micros(double contraction, double other, double bytes) const;
 
@@ -178,6 +181,9 @@ private:
   llvm::DenseMap<int, uint32_t> lastComm;
   /// Ops emitted as part of a coalesced collective.
   llvm::SmallPtrSet<Operation *, 16> coalesced;
+  /// Called with the next compute node added (then cleared): a layer's
+  /// prefetch of the next layer's gathers.
+  std::function<LogicalResult(uint32_t)> onFirstKernel;
   /// The layer iteration being emitted at each depth of nested repeats
   /// (flattened over the enclosing ones), outermost first.
   SmallVector<int64_t, 4> iterations = {0};

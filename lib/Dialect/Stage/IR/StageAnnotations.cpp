@@ -309,7 +309,7 @@ ArrayRef<StringRef> mlir::stage::getOverlapKindNames() {
 }
 
 FailureOr<OverlapKinds> mlir::stage::parseOverlap(StringRef text,
-                                                   std::string &error) {
+                                                  std::string &error) {
   if (text == "all")
     return OverlapKinds::all();
   OverlapKinds k = OverlapKinds::none();
@@ -319,13 +319,15 @@ FailureOr<OverlapKinds> mlir::stage::parseOverlap(StringRef text,
   text.split(parts, ',');
   for (StringRef part : parts) {
     part = part.trim();
-    bool *flag = part == "grad" ? &k.grad
-                 : part == "tp" ? &k.tp
+    bool *flag = part == "grad"   ? &k.grad
+                 : part == "tp"   ? &k.tp
                  : part == "fsdp" ? &k.fsdp
                                   : nullptr;
     if (!flag) {
-      error = ("unknown overlap '" + part + "'; expected all, none or a "
-               "comma-separated list of " + llvm::join(getOverlapKindNames(), ", "))
+      error = ("unknown overlap '" + part +
+               "'; expected all, none or a "
+               "comma-separated list of " +
+               llvm::join(getOverlapKindNames(), ", "))
                   .str();
       return failure();
     }
