@@ -22,7 +22,8 @@ struct RankClass {
   /// The ops whose bodies this class runs: pipeline_stage ops, or the
   /// function itself.
   SmallVector<Operation *> chunks;
-  /// The virtual stage index of each chunk (c runs on physical stage c % pp).
+  /// The virtual stage index of each chunk (it runs on physical stage
+  /// getPhysicalStage(kind, pp, c): c mod pp, or the V of zb-v).
   SmallVector<int64_t> chunkIds;
   /// The layers of each chunk, [begin, end); empty without a pipeline.
   SmallVector<std::pair<int64_t, int64_t>> layers;
