@@ -348,7 +348,6 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
           m.peakAt = "forward";
         }
     } else {
-      bool split = splitsBackward(step.kind);
       for (const PipelineStep &s : orders[cls.stage]) {
         auto ci = llvm::find(cls.chunkIds, s.chunk) - cls.chunkIds.begin();
         const ChunkMemory &cm = m.chunks[ci];
@@ -377,9 +376,11 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
         }
         if (s.kind == StepKind::InputGrad)
           live = live - (kept[ci] - cm.keptForWeights) + cm.heldForWeights;
-        if (s.kind == (split ? StepKind::WeightGrad : StepKind::Backward)) {
-          live =
-              live - (split ? cm.keptForWeights + cm.heldForWeights : kept[ci]);
+        // A whole backward frees all; a weight-gradient step what B left.
+        if (s.kind == StepKind::WeightGrad || s.kind == StepKind::Backward) {
+          live = live - (s.kind == StepKind::WeightGrad
+                             ? cm.keptForWeights + cm.heldForWeights
+                             : kept[ci]);
           --inFlight;
         }
       }

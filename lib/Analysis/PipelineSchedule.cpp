@@ -18,11 +18,16 @@ std::string mlir::stage::checkSchedule(const ScheduleShape &s) {
            "multiple of pp: M = " +
            std::to_string(s.microBatches) + " is not a multiple of pp = " +
            std::to_string(s.stages);
-  if (s.kind == ScheduleKind::zb_v && s.virtualStages != 2)
-    return "the zb-v schedule runs 2 virtual stages per rank";
-  if (s.kind != ScheduleKind::interleaved && s.kind != ScheduleKind::zb_v &&
+  if (isVShaped(s.kind) && s.virtualStages != 2)
+    return "the " + stringifyScheduleKind(s.kind).str() +
+           " schedule runs 2 virtual stages per rank";
+  if (s.kind != ScheduleKind::interleaved && !isVShaped(s.kind) &&
       s.virtualStages != 1)
     return "only the interleaved schedule has virtual stages";
+  if (s.kind == ScheduleKind::dualpipe_v && s.microBatches < 2 * s.stages)
+    return "the dualpipe-v schedule needs at least 2 pp micro-batches: M = " +
+           std::to_string(s.microBatches) + " is below 2 pp = " +
+           std::to_string(2 * s.stages);
   if (!s.weights.empty() &&
       int64_t(s.weights.size()) != s.stages * s.virtualStages)
     return "step weights for " + std::to_string(s.weights.size()) +
@@ -68,6 +73,85 @@ static std::vector<PipelineStep> zeroBubbleH1(const ScheduleShape &s,
     backward();
   while (w < M)
     steps.push_back({StepKind::WeightGrad, p, w++});
+  return steps;
+}
+
+/// DualPipeV (DeepSeek, the DualPipe repository's V-shaped schedule cut
+/// from DualPipe): rank r's chunks r (first arm) and 2 pp - 1 - r (second
+/// arm) in eight phases: the first arm's forwards; forwards of both arms;
+/// second-arm input gradients with their weight gradients right after and
+/// forwards; the main phase of overlapped pairs, a forward of one arm with
+/// the whole backward of the other; the drain, where each rank's middle
+/// input gradient on switches to zero-bubble (weight gradients deferred to a
+/// queue that fills the last phases). Needs M >= 2 pp.
+static std::vector<PipelineStep> dualPipeV(const ScheduleShape &s,
+                                           int64_t r) {
+  int64_t pp = s.stages, M = s.microBatches;
+  int64_t chunk[2] = {r, 2 * pp - 1 - r};
+  int64_t forwards[2] = {0, 0}, backwards[2] = {0, 0};
+  std::vector<PipelineStep> steps;
+  std::vector<PipelineStep> deferred; // weight gradients, oldest first
+  auto forward = [&](int arm) {
+    steps.push_back({StepKind::Forward, chunk[arm], forwards[arm]++});
+  };
+  auto backward = [&](int arm, bool zeroBubble) {
+    int64_t m = backwards[arm]++;
+    if (!zeroBubble) {
+      steps.push_back({StepKind::Backward, chunk[arm], m});
+      return;
+    }
+    steps.push_back({StepKind::InputGrad, chunk[arm], m});
+    deferred.push_back({StepKind::WeightGrad, chunk[arm], m});
+  };
+  auto weight = [&] {
+    steps.push_back(deferred.front());
+    deferred.erase(deferred.begin());
+  };
+  auto pair = [&](int forwardArm) {
+    forward(forwardArm);
+    steps.back().pairedWithNext = true;
+    backward(1 - forwardArm, false);
+  };
+  for (int64_t i = 0; i < 2 * (pp - r - 1); ++i)
+    forward(0);
+  for (int64_t i = 0; i <= r; ++i) {
+    forward(0);
+    forward(1);
+  }
+  for (int64_t i = 0; i < pp - r - 1; ++i) {
+    backward(1, true);
+    weight();
+    forward(1);
+  }
+  for (int64_t i = 0; i < M - 2 * pp + r + 1; ++i) {
+    if (i == 0 && r == pp - 1) {
+      // The last rank's first pair would wait on itself: run it apart.
+      forward(0);
+      backward(1, false);
+    } else {
+      pair(0);
+    }
+    pair(1);
+  }
+  for (int64_t i = 0; i < pp - r - 1; ++i) {
+    backward(1, false);
+    pair(1);
+  }
+  bool zeroBubble = false;
+  for (int64_t i = 0, n = r + 1; i < n; ++i) {
+    if (i == n / 2 && r % 2 == 1)
+      zeroBubble = true;
+    backward(1, zeroBubble);
+    if (i == n / 2 && r % 2 == 0)
+      zeroBubble = true;
+    backward(0, zeroBubble);
+  }
+  for (int64_t i = 0; i < pp - r - 1; ++i) {
+    weight();
+    backward(0, true);
+  }
+  while (!deferred.empty())
+    weight();
   return steps;
 }
 
@@ -236,6 +320,8 @@ static std::vector<PipelineStep> stageOrder(const ScheduleShape &s, int64_t p) {
   }
   case ScheduleKind::zb_h1:
     return zeroBubbleH1(s, p);
+  case ScheduleKind::dualpipe_v:
+    return dualPipeV(s, p);
   case ScheduleKind::zb_v:
     break;
   }
@@ -335,51 +421,74 @@ replay(const ScheduleShape &s,
   size_t remaining = 0;
   for (auto &o : orders)
     remaining += o.size();
+  // When step `st` of stage p can start (its inputs' end), if they are done.
+  auto readyAt = [&](const PipelineStep &st) -> std::optional<double> {
+    double ready = 0;
+    auto need = [&](const std::map<std::pair<int64_t, int64_t>, double> &m,
+                    int64_t c) {
+      auto it = m.find({c, st.microbatch});
+      if (it == m.end())
+        return false;
+      ready = std::max(ready, it->second);
+      return true;
+    };
+    bool ok = st.kind == StepKind::Forward
+                  ? st.chunk == 0 || need(forwards, st.chunk - 1)
+              : st.kind == StepKind::WeightGrad
+                  ? need(inputs, st.chunk)
+                  : need(forwards, st.chunk) &&
+                        (st.chunk == chunks - 1 || need(inputs, st.chunk + 1));
+    if (!ok)
+      return std::nullopt;
+    return ready;
+  };
+  auto length = [&](const PipelineStep &st) {
+    const StepWeights &w = times[st.chunk];
+    switch (st.kind) {
+    case StepKind::Forward:
+      return w.forward;
+    case StepKind::InputGrad:
+      return w.inputGrad;
+    case StepKind::WeightGrad:
+      return w.weightGrad;
+    case StepKind::Backward:
+      break;
+    }
+    return w.inputGrad + w.weightGrad;
+  };
   while (remaining) {
     bool progress = false;
     for (int64_t p = 0; p < pp; ++p) {
       if (next[p] == orders[p].size())
         continue;
-      const PipelineStep &st = orders[p][next[p]];
-      double ready = free[p];
-      auto need = [&](const std::map<std::pair<int64_t, int64_t>, double> &m,
-                      int64_t c) {
-        auto it = m.find({c, st.microbatch});
-        if (it == m.end())
-          return false;
-        ready = std::max(ready, it->second);
-        return true;
-      };
-      bool ok;
-      double length;
-      const StepWeights &w = times[st.chunk];
-      switch (st.kind) {
-      case StepKind::Forward:
-        ok = st.chunk == 0 || need(forwards, st.chunk - 1);
-        length = w.forward;
-        break;
-      case StepKind::WeightGrad:
-        ok = need(inputs, st.chunk);
-        length = w.weightGrad;
-        break;
-      default:
-        ok = need(forwards, st.chunk) &&
-             (st.chunk == chunks - 1 || need(inputs, st.chunk + 1));
-        length = st.kind == StepKind::InputGrad ? w.inputGrad
-                                                : w.inputGrad + w.weightGrad;
-        break;
+      // A step, or a pair of steps that start together.
+      size_t count = orders[p][next[p]].pairedWithNext &&
+                             next[p] + 1 < orders[p].size()
+                         ? 2
+                         : 1;
+      double start = free[p];
+      bool ok = true;
+      for (size_t k = 0; k < count && ok; ++k) {
+        std::optional<double> r = readyAt(orders[p][next[p] + k]);
+        ok = r.has_value();
+        if (ok)
+          start = std::max(start, *r);
       }
       if (!ok)
         continue;
-      double end = ready + length;
-      if (st.kind == StepKind::Forward)
-        forwards[{st.chunk, st.microbatch}] = end;
-      else if (st.kind != StepKind::WeightGrad)
-        inputs[{st.chunk, st.microbatch}] = end;
-      timeline[p].push_back({st, ready, end});
-      free[p] = end;
-      ++next[p];
-      --remaining;
+      for (size_t k = 0; k < count; ++k) {
+        const PipelineStep &st = orders[p][next[p]];
+        double end = start + length(st);
+        if (st.kind == StepKind::Forward)
+          forwards[{st.chunk, st.microbatch}] = end;
+        else if (st.kind != StepKind::WeightGrad)
+          inputs[{st.chunk, st.microbatch}] = end;
+        timeline[p].push_back({st, start, end});
+        start = end;
+        ++next[p];
+        --remaining;
+      }
+      free[p] = start;
       progress = true;
     }
     if (!progress)
@@ -417,11 +526,10 @@ double mlir::stage::getBubbleFraction(const ScheduleShape &s) {
 
 double mlir::stage::getPeakInFlight(const ScheduleShape &s, int64_t p) {
   int64_t inFlight = 0, peak = 0;
-  bool split = splitsBackward(s.kind);
   for (const PipelineStep &st : getStageSchedule(s, p)) {
     if (st.kind == StepKind::Forward)
       peak = std::max(peak, ++inFlight);
-    else if (st.kind == (split ? StepKind::WeightGrad : StepKind::Backward))
+    else if (st.kind == StepKind::Backward || st.kind == StepKind::WeightGrad)
       --inFlight;
   }
   return double(peak) / double(s.virtualStages);

@@ -92,7 +92,7 @@ SmallVector<int64_t> balance(ArrayRef<double> layerCost, double pre,
   return sizes;
 }
 
-/// Under a V (zb-v), rank r runs chunks r and 2 pp - 1 - r: moves single
+/// Under a V (zb-v, dualpipe-v), rank r runs chunks r and 2 pp - 1 - r: moves single
 /// layers across chunk boundaries while that lowers the ranks' sums, the
 /// largest first, then the next (the embedding and the head both land on
 /// rank 0).
@@ -400,7 +400,7 @@ LogicalResult Pipeliner::run(ArrayRef<int64_t> userSizes) {
     sizes = {0};
   } else {
     sizes = balance(layerCost, pre, post, k);
-    if (schedule == ScheduleKind::zb_v)
+    if (isVShaped(schedule))
       balanceForV(sizes, layerCost, pre, post, pp);
   }
 
@@ -498,13 +498,14 @@ struct PipelinePass : mlir::stage::impl::StagePipelineBase<PipelinePass> {
                "not given)";
         return signalPassFailure();
       }
-    } else if (kind == ScheduleKind::zb_v) {
+    } else if (isVShaped(kind)) {
       // The V: each rank runs two stages.
       if (v != 0 && v != 2) {
         emitOptionError(module)
-            << "stage-pipeline: virtual-stages=" << v
-            << " with schedule=zb-v: the V-shaped schedule runs exactly 2 "
-               "virtual stages per rank";
+            << "stage-pipeline: virtual-stages=" << v << " with schedule="
+            << stringifyScheduleKind(kind)
+            << ": the V-shaped schedule runs exactly 2 virtual stages per "
+               "rank";
         return signalPassFailure();
       }
       v = 2;
@@ -537,7 +538,7 @@ struct PipelinePass : mlir::stage::impl::StagePipelineBase<PipelinePass> {
     if (failed(plan))
       return signalPassFailure();
     int64_t stages = plan->degreeOf("pp");
-    if ((kind == ScheduleKind::interleaved || kind == ScheduleKind::zb_v) &&
+    if ((kind == ScheduleKind::interleaved || isVShaped(kind)) &&
         stages < 2) {
       emitOptionError(module)
           << "stage-pipeline: the " << stringifyScheduleKind(kind)

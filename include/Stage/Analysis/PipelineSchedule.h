@@ -1,8 +1,8 @@
 //===- PipelineSchedule.h - Orders of micro-batch steps ---------*- C++ -*-===//
 //
-// GPipe, 1F1B, interleaved 1F1B (Narayanan et al. 2021) and the zero-bubble
-// schedules ZB-H1 and ZB-V (Qi et al. 2024) as the ordered list of steps
-// each physical stage runs. The zero-bubble schedules run a backward step as
+// GPipe, 1F1B, interleaved 1F1B (Narayanan et al. 2021), the zero-bubble
+// schedules ZB-H1 and ZB-V (Qi et al. 2024) and DualPipeV (DeepSeek) as the
+// ordered list of steps each physical stage runs. The zero-bubble schedules run a backward step as
 // two: the input gradient (B), on the critical path, and the weight gradient
 // (W), which fills what would be idle. The trace emitter expands these
 // orders; the memory model, the report and the tests evaluate them.
@@ -31,9 +31,14 @@ struct PipelineStep {
   StepKind kind;
   int64_t chunk;      // virtual stage (getPhysicalStage says where it runs)
   int64_t microbatch; // 0 .. M-1
+  /// Runs together with the next step (DualPipe's overlapped forward and
+  /// backward of two micro-batches): both start when both are ready, and
+  /// each one's communication can hide behind the other's compute.
+  bool pairedWithNext = false;
   bool isForward() const { return kind == StepKind::Forward; }
   bool operator==(const PipelineStep &o) const {
-    return kind == o.kind && chunk == o.chunk && microbatch == o.microbatch;
+    return kind == o.kind && chunk == o.chunk && microbatch == o.microbatch &&
+           pairedWithNext == o.pairedWithNext;
   }
 };
 
@@ -53,7 +58,8 @@ struct ScheduleShape {
 };
 
 /// Why a schedule cannot run `shape` (empty if it can): the interleaved
-/// schedule needs M to be a multiple of pp, ZB-V two chunks per stage.
+/// schedule needs M to be a multiple of pp, ZB-V and DualPipeV two chunks
+/// per stage, DualPipeV at least 2 pp micro-batches.
 std::string checkSchedule(const ScheduleShape &shape);
 
 /// The steps each physical stage runs, in order.

@@ -208,7 +208,7 @@ def StagePipeline : Pass<"stage-pipeline", "::mlir::ModuleOp"> {
     Option<"pp", "pp", "int64_t", "0",
            "Pipeline stages (0: the module's binding, else 1)">,
     Option<"schedule", "schedule", "std::string", "\"1f1b\"",
-           "gpipe, 1f1b, interleaved, zb-h1 or zb-v">,
+           "gpipe, 1f1b, interleaved, zb-h1, zb-v or dualpipe-v">,
     Option<"virtualStages", "virtual-stages", "int64_t", "0",
            "Model chunks per rank for the interleaved schedule, at least 2 "
            "(0: 2 for the interleaved schedule, else 1)">,

@@ -44,7 +44,7 @@ uint32_t NodeEmitter::addNode(TraceNode node) {
   // A node waiting on nothing of its own step waits for the previous step.
   bool inStep =
       llvm::any_of(node.deps, [&](uint32_t d) { return d >= stepStart; });
-  for (int64_t wait : {barrier, arrival})
+  for (int64_t wait : {barrier, pairBarrier, arrival})
     if (!inStep && wait >= 0 && !llvm::is_contained(node.deps, uint32_t(wait)))
       node.deps.push_back(uint32_t(wait));
   trace.nodes.push_back(std::move(node));

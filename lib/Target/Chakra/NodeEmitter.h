@@ -103,6 +103,8 @@ public:
   /// step's first nodes wait for (-1: none).
   uint32_t stepStart = 0;
   int64_t barrier = -1;
+  /// After a pair of steps run together, the last node of the first.
+  int64_t pairBarrier = -1;
   /// Another node the step's first nodes wait for: the KV cache handed to
   /// a decode group (-1: none).
   int64_t arrival = -1;

@@ -77,6 +77,9 @@ expandClass(Workload &w, const sym::Bindings &b, const DeviceModel *device,
   SmallVector<BackwardSplit> splits;
   for (MicrobatchesOp mb : loops)
     splits.emplace_back(mb);
+  // The last node of a pair's first step: the pair's second step does not
+  // wait for it, the step after the pair does.
+  int64_t pairFirst = -1;
   for (const PipelineStep &step : order) {
     int64_t ci = chunkIndex(step.chunk);
     MicrobatchesOp mb = loops[ci];
@@ -128,12 +131,19 @@ expandClass(Workload &w, const sym::Bindings &b, const DeviceModel *device,
       }
       kept[key] = std::move(out);
     }
+    if (step.pairedWithNext) {
+      pairFirst = e.lastStepNode;
+      continue;
+    }
     e.barrier = e.lastStepNode;
+    e.pairBarrier = pairFirst;
+    pairFirst = -1;
   }
 
   // The iteration's remaining reductions and updates, chunk by chunk.
   e.stepStart = e.getNumNodes();
   e.barrier = -1;
+  e.pairBarrier = -1;
   e.phase = "opt";
   for (auto [ci, chunk] : llvm::enumerate(chunks)) {
     MicrobatchesOp mb = loops[ci];

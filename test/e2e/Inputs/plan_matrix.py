@@ -236,9 +236,10 @@ class Plan:
         self.dp, self.tp, self.pp, self.cp, self.ep = dp, tp, pp, cp, ep
         self.zero, self.recompute, self.schedule = zero, recompute, schedule
         self.sp, self.M = sp, M
-        self.v = 2 if schedule in ("interleaved", "zb-v") else 1
-        # ZB-V's stages run in a V: rank 0 holds the first and the last.
-        self.vshape = schedule == "zb-v"
+        self.v = 2 if schedule in ("interleaved", "zb-v", "dualpipe-v") else 1
+        # ZB-V's and DualPipeV's stages run in a V: rank 0 holds the first
+        # and the last.
+        self.vshape = schedule in ("zb-v", "dualpipe-v")
 
     def holds_embedding(self, stage):
         return stage == 0
@@ -284,7 +285,7 @@ def enumerate_plans(model):
                    (1, 1, 1, 1, 8), (1, 2, 1, 1, 8)]
     options = list(itertools.product(["none", "selective", "full"],
                                      ["1f1b", "gpipe", "interleaved", "zb-h1",
-                                      "zb-v"],
+                                      "zb-v", "dualpipe-v"],
                                      [True, False], [4, 1]))
     plans = []
     for n, (dp, tp, pp, cp, ep) in enumerate(tuples):
@@ -295,9 +296,11 @@ def enumerate_plans(model):
                 schedule = "1f1b"
             if schedule == "interleaved" and (M % pp or model.L < 2 * pp):
                 schedule = "1f1b"
-            if schedule == "zb-v" and model.L < 2 * pp:
-                schedule = "zb-h1"
             M = max(1, min(M, BATCH // (dp * ep)))
+            if schedule == "dualpipe-v" and M < 2 * pp:
+                schedule = "zb-v"
+            if schedule in ("zb-v", "dualpipe-v") and model.L < 2 * pp:
+                schedule = "zb-h1"
             plans.append(Plan(model, dp, tp, pp, cp, ep, zero, recompute,
                               schedule, sp, M))
     return plans

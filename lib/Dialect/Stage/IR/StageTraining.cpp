@@ -226,13 +226,17 @@ LogicalResult OptimizerStepOp::verify() {
 
 int64_t mlir::stage::getPhysicalStage(ScheduleKind kind, int64_t pp,
                                       int64_t chunk) {
-  if (kind == ScheduleKind::zb_v && chunk >= pp)
+  if (isVShaped(kind) && chunk >= pp)
     return 2 * pp - 1 - chunk;
   return chunk % pp;
 }
 
+bool mlir::stage::isVShaped(ScheduleKind kind) {
+  return kind == ScheduleKind::zb_v || kind == ScheduleKind::dualpipe_v;
+}
+
 bool mlir::stage::splitsBackward(ScheduleKind kind) {
-  return kind == ScheduleKind::zb_h1 || kind == ScheduleKind::zb_v;
+  return kind == ScheduleKind::zb_h1 || isVShaped(kind);
 }
 
 SmallVector<PipelineStageOp> mlir::stage::getPipelineStages(PipelineOp op) {
@@ -265,11 +269,12 @@ LogicalResult PipelineOp::verifyRegions() {
     return emitOpError("has ") << stages.size()
                                << " stages, not a multiple of "
                                << v << " virtual stages";
-  if (getSchedule() == ScheduleKind::zb_v && v != 2)
-    return emitOpError("the zb-v schedule runs 2 virtual stages per rank, not ")
-           << v;
+  if (isVShaped(getSchedule()) && v != 2)
+    return emitOpError("the ")
+           << stringifyScheduleKind(getSchedule())
+           << " schedule runs 2 virtual stages per rank, not " << v;
   if (getSchedule() != ScheduleKind::interleaved &&
-      getSchedule() != ScheduleKind::zb_v && v != 1)
+      !isVShaped(getSchedule()) && v != 1)
     return emitOpError("only the interleaved schedule has virtual stages");
   return success();
 }

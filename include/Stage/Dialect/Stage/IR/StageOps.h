@@ -46,12 +46,15 @@ namespace mlir::stage {
 /// The stages of a pipeline, in order.
 SmallVector<PipelineStageOp> getPipelineStages(PipelineOp op);
 /// The physical stage (pp coordinate) that runs virtual stage `chunk` of a
-/// pipeline of `pp` physical stages under `kind`: `chunk mod pp`, or the V
-/// of zb-v (chunk `j >= pp` on `2 pp - 1 - j`).
+/// pipeline of `pp` physical stages under `kind`: `chunk mod pp`, or under
+/// a V (chunk `j >= pp` on `2 pp - 1 - j`).
 int64_t getPhysicalStage(ScheduleKind kind, int64_t pp, int64_t chunk);
 /// A send or receive with shift 0: two stages of a pipeline on one rank
 /// hand a value over in memory, no message.
 bool isLocalHandoff(Operation *op);
+/// Whether the schedule places its two stages per rank in a V (zb-v,
+/// dualpipe-v).
+bool isVShaped(ScheduleKind kind);
 /// Whether the schedule runs a backward step as two: the input gradient
 /// (B) and, later, the weight gradient (W).
 bool splitsBackward(ScheduleKind kind);
