@@ -26,8 +26,8 @@ std::string mlir::stage::checkSchedule(const ScheduleShape &s) {
     return "only the interleaved schedule has virtual stages";
   if (s.kind == ScheduleKind::dualpipe_v && s.microBatches < 2 * s.stages)
     return "the dualpipe-v schedule needs at least 2 pp micro-batches: M = " +
-           std::to_string(s.microBatches) + " is below 2 pp = " +
-           std::to_string(2 * s.stages);
+           std::to_string(s.microBatches) +
+           " is below 2 pp = " + std::to_string(2 * s.stages);
   if (!s.weights.empty() &&
       int64_t(s.weights.size()) != s.stages * s.virtualStages)
     return "step weights for " + std::to_string(s.weights.size()) +
@@ -84,8 +84,7 @@ static std::vector<PipelineStep> zeroBubbleH1(const ScheduleShape &s,
 /// the whole backward of the other; the drain, where each rank's middle
 /// input gradient on switches to zero-bubble (weight gradients deferred to a
 /// queue that fills the last phases). Needs M >= 2 pp.
-static std::vector<PipelineStep> dualPipeV(const ScheduleShape &s,
-                                           int64_t r) {
+static std::vector<PipelineStep> dualPipeV(const ScheduleShape &s, int64_t r) {
   int64_t pp = s.stages, M = s.microBatches;
   int64_t chunk[2] = {r, 2 * pp - 1 - r};
   int64_t forwards[2] = {0, 0}, backwards[2] = {0, 0};
@@ -462,10 +461,10 @@ replay(const ScheduleShape &s,
       if (next[p] == orders[p].size())
         continue;
       // A step, or a pair of steps that start together.
-      size_t count = orders[p][next[p]].pairedWithNext &&
-                             next[p] + 1 < orders[p].size()
-                         ? 2
-                         : 1;
+      size_t count =
+          orders[p][next[p]].pairedWithNext && next[p] + 1 < orders[p].size()
+              ? 2
+              : 1;
       double start = free[p];
       bool ok = true;
       for (size_t k = 0; k < count && ok; ++k) {

@@ -92,8 +92,8 @@ SmallVector<int64_t> balance(ArrayRef<double> layerCost, double pre,
   return sizes;
 }
 
-/// Under a V (zb-v, dualpipe-v), rank r runs chunks r and 2 pp - 1 - r: moves single
-/// layers across chunk boundaries while that lowers the ranks' sums, the
+/// Under a V (zb-v, dualpipe-v), rank r runs chunks r and 2 pp - 1 - r: moves
+/// single layers across chunk boundaries while that lowers the ranks' sums, the
 /// largest first, then the next (the embedding and the head both land on
 /// rank 0).
 void balanceForV(SmallVector<int64_t> &sizes, ArrayRef<double> layerCost,
@@ -502,8 +502,8 @@ struct PipelinePass : mlir::stage::impl::StagePipelineBase<PipelinePass> {
       // The V: each rank runs two stages.
       if (v != 0 && v != 2) {
         emitOptionError(module)
-            << "stage-pipeline: virtual-stages=" << v << " with schedule="
-            << stringifyScheduleKind(kind)
+            << "stage-pipeline: virtual-stages=" << v
+            << " with schedule=" << stringifyScheduleKind(kind)
             << ": the V-shaped schedule runs exactly 2 virtual stages per "
                "rank";
         return signalPassFailure();
@@ -538,8 +538,7 @@ struct PipelinePass : mlir::stage::impl::StagePipelineBase<PipelinePass> {
     if (failed(plan))
       return signalPassFailure();
     int64_t stages = plan->degreeOf("pp");
-    if ((kind == ScheduleKind::interleaved || isVShaped(kind)) &&
-        stages < 2) {
+    if ((kind == ScheduleKind::interleaved || isVShaped(kind)) && stages < 2) {
       emitOptionError(module)
           << "stage-pipeline: the " << stringifyScheduleKind(kind)
           << " schedule needs pp >= 2";

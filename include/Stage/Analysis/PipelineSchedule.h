@@ -2,10 +2,11 @@
 //
 // GPipe, 1F1B, interleaved 1F1B (Narayanan et al. 2021), the zero-bubble
 // schedules ZB-H1 and ZB-V (Qi et al. 2024) and DualPipeV (DeepSeek) as the
-// ordered list of steps each physical stage runs. The zero-bubble schedules run a backward step as
-// two: the input gradient (B), on the critical path, and the weight gradient
-// (W), which fills what would be idle. The trace emitter expands these
-// orders; the memory model, the report and the tests evaluate them.
+// ordered list of steps each physical stage runs. The zero-bubble schedules run
+// a backward step as two: the input gradient (B), on the critical path, and the
+// weight gradient (W), which fills what would be idle. The trace emitter
+// expands these orders; the memory model, the report and the tests evaluate
+// them.
 //
 //===----------------------------------------------------------------------===//
 

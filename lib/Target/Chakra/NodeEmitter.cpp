@@ -302,8 +302,8 @@ LogicalResult NodeEmitter::emitRepeat(RepeatOp op) {
       for (BlockArgument arg : body.getArguments())
         keepForWeightStep(arg);
     for (auto [g, set] : llvm::enumerate(gathers)) {
-      FailureOr<uint32_t> id = prefetched.empty() ? addCoalesced(set, {})
-                                                  : prefetched[g];
+      FailureOr<uint32_t> id =
+          prefetched.empty() ? addCoalesced(set, {}) : prefetched[g];
       if (failed(id))
         return failure();
       bindCoalesced(set, *id);

@@ -273,8 +273,8 @@ LogicalResult PipelineOp::verifyRegions() {
     return emitOpError("the ")
            << stringifyScheduleKind(getSchedule())
            << " schedule runs 2 virtual stages per rank, not " << v;
-  if (getSchedule() != ScheduleKind::interleaved &&
-      !isVShaped(getSchedule()) && v != 1)
+  if (getSchedule() != ScheduleKind::interleaved && !isVShaped(getSchedule()) &&
+      v != 1)
     return emitOpError("only the interleaved schedule has virtual stages");
   return success();
 }
