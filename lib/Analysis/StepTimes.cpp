@@ -36,6 +36,23 @@ FailureOr<double> mlir::stage::getRooflineSeconds(Operation *op,
   return d.seconds(*contraction, *other, *bytes);
 }
 
+LogicalResult
+mlir::stage::walkRooflineSeconds(Operation *root, const sym::Bindings &b,
+                                 const DeviceModel &d,
+                                 function_ref<void(Operation *, double)> fn) {
+  bool bad = false;
+  walkWithCounts(root, [&](Operation *op, const Multiplicity &n) {
+    if (bad)
+      return;
+    FailureOr<double> sec = getRooflineSeconds(op, n, b, d);
+    if (failed(sec))
+      bad = true;
+    else
+      fn(op, *sec);
+  });
+  return failure(bad);
+}
+
 FailureOr<std::vector<StepWeights>>
 mlir::stage::getStepTimes(func::FuncOp fn, const StepStructure &s,
                           const sym::Bindings &b, const DeviceModel &d) {
@@ -50,24 +67,16 @@ mlir::stage::getStepTimes(func::FuncOp fn, const StepStructure &s,
         continue;
       BackwardSplit split(loop);
       StepWeights &t = times[id];
-      bool bad = false;
       // The loop's regions are one micro-batch's steps.
-      walkWithCounts(loop, [&](Operation *inner, const Multiplicity &n) {
-        if (bad)
-          return;
-        FailureOr<double> sec = getRooflineSeconds(inner, n, b, d);
-        if (failed(sec)) {
-          bad = true;
-          return;
-        }
-        if (getPhase(inner) == Phase::Forward)
-          t.forward += *sec;
-        else if (split.isWeightGrad(inner))
-          t.weightGrad += *sec;
-        else
-          t.inputGrad += *sec;
-      });
-      if (bad)
+      if (failed(
+              walkRooflineSeconds(loop, b, d, [&](Operation *op, double sec) {
+                if (getPhase(op) == Phase::Forward)
+                  t.forward += sec;
+                else if (split.isWeightGrad(op))
+                  t.weightGrad += sec;
+                else
+                  t.inputGrad += sec;
+              })))
         return failure();
     }
   return times;

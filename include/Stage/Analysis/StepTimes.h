@@ -25,6 +25,12 @@ FailureOr<double> getRooflineSeconds(Operation *op, const Multiplicity &n,
                                      const sym::Bindings &b,
                                      const DeviceModel &d);
 
+/// Calls `fn` with every op under `root` and its roofline seconds over all
+/// its executions; stops at the first op whose size does not evaluate.
+LogicalResult walkRooflineSeconds(Operation *root, const sym::Bindings &b,
+                                  const DeviceModel &d,
+                                  function_ref<void(Operation *, double)> fn);
+
 /// Per chunk (virtual stage), the seconds of one micro-batch's forward,
 /// input-gradient and weight-gradient steps on `d` (recomputation runs with
 /// the input gradient; BackwardSplit.h says which op is which).

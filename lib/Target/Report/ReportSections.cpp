@@ -34,29 +34,21 @@ FailureOr<PhaseTimes>
 mlir::stage::report::phaseTimes(Operation *chunk, const sym::Bindings &b,
                                  const DeviceModel &d) {
   PhaseTimes t;
-  bool bad = false;
   // An op's roofline time over all its executions: exact unless a decode
   // step's op turns from compute- to memory-bound as its context grows.
-  walkWithCounts(chunk, [&](Operation *op, const Multiplicity &n) {
-    if (bad)
-      return;
-    FailureOr<double> sec = getRooflineSeconds(op, n, b, d);
-    if (failed(sec)) {
-      bad = true;
-      return;
-    }
-    unsigned phase = unsigned(getPhase(op));
-    (isa<CollectiveOpInterface>(op) ? t.comm : t.compute)[phase] += *sec;
-    if (!isa<CollectiveOpInterface>(op))
-      return;
-    bool inLoop = op->getParentOfType<MicrobatchesOp>() != nullptr;
-    if (inLoop && (isParameterGather(op) || isGradientScatter(op)))
-      t.zero3[phase] += *sec;
-    if (!inLoop && op->getParentOp() == chunk &&
-        isa<AllReduceOp, ReduceScatterOp>(op))
-      t.reductions += *sec;
-  });
-  if (bad)
+  if (failed(walkRooflineSeconds(chunk, b, d, [&](Operation *op, double sec) {
+        unsigned phase = unsigned(getPhase(op));
+        bool comm = isa<CollectiveOpInterface>(op);
+        (comm ? t.comm : t.compute)[phase] += sec;
+        if (!comm)
+          return;
+        bool inLoop = op->getParentOfType<MicrobatchesOp>() != nullptr;
+        if (inLoop && (isParameterGather(op) || isGradientScatter(op)))
+          t.zero3[phase] += sec;
+        if (!inLoop && op->getParentOp() == chunk &&
+            isa<AllReduceOp, ReduceScatterOp>(op))
+          t.reductions += sec;
+      })))
     return failure();
   return t;
 }

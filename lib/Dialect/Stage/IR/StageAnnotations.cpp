@@ -303,9 +303,18 @@ void mlir::stage::markAttentionCore(Operation *op) {
   mark(op, AttentionCore::getNameStr());
 }
 
-ArrayRef<StringRef> mlir::stage::getOverlapKindNames() {
-  static const StringRef names[] = {"grad", "tp", "fsdp"};
-  return names;
+/// Each kind's name and flag, in the order they are written.
+static const std::pair<StringRef, bool OverlapKinds::*> kOverlapKinds[] = {
+    {"grad", &OverlapKinds::grad},
+    {"tp", &OverlapKinds::tp},
+    {"fsdp", &OverlapKinds::fsdp}};
+
+/// The flag of kind `name`, if it is one.
+static bool OverlapKinds::*overlapFlag(StringRef name) {
+  for (const auto &[kind, flag] : kOverlapKinds)
+    if (kind == name)
+      return flag;
+  return nullptr;
 }
 
 FailureOr<OverlapKinds> mlir::stage::parseOverlap(StringRef text,
@@ -318,20 +327,15 @@ FailureOr<OverlapKinds> mlir::stage::parseOverlap(StringRef text,
   SmallVector<StringRef> parts;
   text.split(parts, ',');
   for (StringRef part : parts) {
-    part = part.trim();
-    bool *flag = part == "grad"   ? &k.grad
-                 : part == "tp"   ? &k.tp
-                 : part == "fsdp" ? &k.fsdp
-                                  : nullptr;
+    bool OverlapKinds::*flag = overlapFlag(part.trim());
     if (!flag) {
-      error = ("unknown overlap '" + part +
-               "'; expected all, none or a "
-               "comma-separated list of " +
-               llvm::join(getOverlapKindNames(), ", "))
+      error = ("unknown overlap '" + part.trim() +
+               "'; expected all, none or a comma-separated list of " +
+               llvm::join(llvm::make_first_range(kOverlapKinds), ", "))
                   .str();
       return failure();
     }
-    *flag = true;
+    k.*flag = true;
   }
   return k;
 }
@@ -341,21 +345,17 @@ OverlapKinds mlir::stage::getOverlap(ModuleOp module) {
   if (!list)
     return OverlapKinds();
   OverlapKinds k = OverlapKinds::none();
-  for (Attribute a : list) {
-    StringRef n = cast<StringAttr>(a).getValue();
-    k.grad |= n == "grad";
-    k.tp |= n == "tp";
-    k.fsdp |= n == "fsdp";
-  }
+  for (Attribute a : list)
+    if (bool OverlapKinds::*flag = overlapFlag(cast<StringAttr>(a).getValue()))
+      k.*flag = true;
   return k;
 }
 
 void mlir::stage::setOverlap(ModuleOp module, OverlapKinds k) {
   SmallVector<StringRef> names;
-  const bool on[] = {k.grad, k.tp, k.fsdp};
-  for (auto [set, name] : llvm::zip(on, getOverlapKindNames()))
-    if (set)
-      names.push_back(name);
+  for (const auto &[kind, flag] : kOverlapKinds)
+    if (k.*flag)
+      names.push_back(kind);
   Builder b(module.getContext());
   module->setAttr(Overlap::getNameStr(), b.getStrArrayAttr(names));
 }
@@ -462,9 +462,7 @@ LogicalResult StageDialect::verifyOperationAttribute(Operation *op,
                       llvm::all_of(list,
                                    [](Attribute a) {
                                      auto s = dyn_cast<StringAttr>(a);
-                                     return s && llvm::is_contained(
-                                                     getOverlapKindNames(),
-                                                     s.getValue());
+                                     return s && overlapFlag(s.getValue());
                                    }),
                   "a list of grad, tp and fsdp on the module");
   }

@@ -167,8 +167,6 @@ struct OverlapKinds {
   static OverlapKinds all() { return {true, true, true}; }
   static OverlapKinds none() { return {false, false, false}; }
 };
-/// The names `parseOverlap` accepts, in the order they are written.
-ArrayRef<StringRef> getOverlapKindNames();
 /// `all`, `none` or a comma-separated list of kinds; an error naming the
 /// kinds otherwise.
 FailureOr<OverlapKinds> parseOverlap(StringRef text, std::string &error);
