@@ -23,7 +23,7 @@ ParamOp mlir::stage::getSourceParam(Value v) {
 
 /// A weight's identity: its name, and for a stage's share of a layer stack
 /// (its leading dimension is the count of one of the stage's repeats) the
-/// stage too.
+/// stage too (DualPipe's mirrored copy of a stage holds the same weights).
 static std::string weightKey(ParamOp p) {
   auto stage = p->getParentOfType<PipelineStageOp>();
   auto t = cast<SymTensorType>(p.getType());
@@ -35,7 +35,11 @@ static std::string weightKey(ParamOp p) {
   });
   if (!stacked)
     return p.getName().str();
-  return p.getName().str() + "@" + std::to_string(stage.getIndex());
+  int64_t index = stage.getIndex();
+  auto pipe = stage->getParentOfType<PipelineOp>();
+  if (pipe && isMirrored(pipe.getSchedule()))
+    index %= pipe.getNumPhysicalStages();
+  return p.getName().str() + "@" + std::to_string(index);
 }
 
 FailureOr<ParameterCounts> mlir::stage::countParameters(Operation *fn) {

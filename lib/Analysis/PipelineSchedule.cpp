@@ -24,8 +24,18 @@ std::string mlir::stage::checkSchedule(const ScheduleShape &s) {
   if (s.kind != ScheduleKind::interleaved && !isVShaped(s.kind) &&
       s.virtualStages != 1)
     return "only the interleaved schedule has virtual stages";
-  if (s.kind == ScheduleKind::dualpipe_v && s.microBatches < 2 * s.stages)
-    return "the dualpipe-v schedule needs at least 2 pp micro-batches: M = " +
+  if (isMirrored(s.kind) && s.stages % 2 != 0)
+    return "the dualpipe schedule needs an even pp (each rank's mirror, "
+           "pp - 1 - r, is another rank): pp = " +
+           std::to_string(s.stages);
+  if (isMirrored(s.kind) && s.microBatches % 2 != 0)
+    return "the dualpipe schedule feeds half the micro-batches from each end "
+           "and needs an even count: M = " +
+           std::to_string(s.microBatches);
+  if ((s.kind == ScheduleKind::dualpipe_v || isMirrored(s.kind)) &&
+      s.microBatches < 2 * s.stages)
+    return "the " + stringifyScheduleKind(s.kind).str() +
+           " schedule needs at least 2 pp micro-batches: M = " +
            std::to_string(s.microBatches) +
            " is below 2 pp = " + std::to_string(2 * s.stages);
   if (!s.weights.empty() &&
@@ -146,6 +156,94 @@ static std::vector<PipelineStep> dualPipeV(const ScheduleShape &s, int64_t r) {
     backward(0, zeroBubble);
   }
   for (int64_t i = 0; i < pp - r - 1; ++i) {
+    weight();
+    backward(0, true);
+  }
+  while (!deferred.empty())
+    weight();
+  return steps;
+}
+
+/// DualPipe (DeepSeek-V3 technical report, section 3.2.1; the DualPipe
+/// repository's schedule): rank r holds stage r of the copy fed from rank 0
+/// (chunk r) and stage pp - 1 - r of the copy fed from the last rank (chunk
+/// 2 pp - 1 - r), each running M / 2 micro-batches. The eight phases are
+/// DualPipeV's, counted from the rank's nearer end (h = min(r, pp - 1 - r),
+/// pp / 2 ranks per half); "phase 0" is the copy the rank sits in the first
+/// half of: the first copy on ranks r < pp / 2, the mirrored one beyond.
+/// Needs an even pp and M, M >= 2 pp.
+static std::vector<PipelineStep> dualPipe(const ScheduleShape &s, int64_t r) {
+  int64_t pp = s.stages, M = s.microBatches, half = pp / 2;
+  int64_t h = std::min(r, pp - 1 - r);
+  bool secondHalf = r >= half;
+  bool middle = h == half - 1;
+  // Phase 0 and 1 as chunks, and the next micro-batch of each.
+  int64_t chunk[2] = {r, 2 * pp - 1 - r};
+  int64_t forwards[2] = {0, M / 2}, backwards[2] = {0, M / 2};
+  if (secondHalf) {
+    std::swap(chunk[0], chunk[1]);
+    std::swap(forwards[0], forwards[1]);
+    std::swap(backwards[0], backwards[1]);
+  }
+  std::vector<PipelineStep> steps;
+  std::vector<PipelineStep> deferred; // weight gradients, oldest first
+  auto forward = [&](int phase) {
+    steps.push_back({StepKind::Forward, chunk[phase], forwards[phase]++});
+  };
+  auto backward = [&](int phase, bool zeroBubble) {
+    int64_t m = backwards[phase]++;
+    if (!zeroBubble) {
+      steps.push_back({StepKind::Backward, chunk[phase], m});
+      return;
+    }
+    steps.push_back({StepKind::InputGrad, chunk[phase], m});
+    deferred.push_back({StepKind::WeightGrad, chunk[phase], m});
+  };
+  auto weight = [&] {
+    steps.push_back(deferred.front());
+    deferred.erase(deferred.begin());
+  };
+  auto pair = [&](int forwardPhase) {
+    forward(forwardPhase);
+    steps.back().pairedWithNext = true;
+    backward(1 - forwardPhase, false);
+  };
+  for (int64_t i = 0; i < 2 * (half - h - 1); ++i)
+    forward(0);
+  for (int64_t i = 0; i <= h; ++i) {
+    forward(0);
+    forward(1);
+  }
+  for (int64_t i = 0; i < half - h - 1; ++i) {
+    backward(1, true);
+    weight();
+    forward(1);
+  }
+  for (int64_t i = 0; i < M / 2 - pp + h + 1; ++i) {
+    if (i == 0 && middle) {
+      // The middle ranks' first pair would wait on the other middle rank's:
+      // run apart, as the repository does.
+      forward(0);
+      backward(1, false);
+    } else {
+      pair(0);
+    }
+    pair(1);
+  }
+  for (int64_t i = 0; i < half - h - 1; ++i) {
+    backward(1, false);
+    pair(1);
+  }
+  bool zeroBubble = false;
+  for (int64_t i = 0, n = h + 1; i < n; ++i) {
+    if (i == n / 2 && h % 2 == 1)
+      zeroBubble = true;
+    backward(1, zeroBubble);
+    if (i == n / 2 && h % 2 == 0)
+      zeroBubble = true;
+    backward(0, zeroBubble);
+  }
+  for (int64_t i = 0; i < half - h - 1; ++i) {
     weight();
     backward(0, true);
   }
@@ -321,6 +419,8 @@ static std::vector<PipelineStep> stageOrder(const ScheduleShape &s, int64_t p) {
     return zeroBubbleH1(s, p);
   case ScheduleKind::dualpipe_v:
     return dualPipeV(s, p);
+  case ScheduleKind::dualpipe:
+    return dualPipe(s, p);
   case ScheduleKind::zb_v:
     break;
   }
@@ -390,7 +490,8 @@ std::optional<Timeline> mlir::stage::simulateTimeline(const ScheduleShape &s,
                                                       double forward,
                                                       double inputGrad,
                                                       double weightGrad) {
-  double v = double(s.virtualStages);
+  // A chunk is 1/v of a stage, except a DualPipe copy's: a whole one.
+  double v = isMirrored(s.kind) ? 1.0 : double(s.virtualStages);
   std::vector<StepWeights> times(size_t(s.stages * s.virtualStages),
                                  {forward / v, inputGrad / v, weightGrad / v});
   return simulateTimeline(s, times);
@@ -408,7 +509,7 @@ static std::optional<Timeline>
 replay(const ScheduleShape &s,
        const std::vector<std::vector<PipelineStep>> &orders,
        ArrayRef<StepWeights> times) {
-  int64_t pp = s.stages, chunks = pp * s.virtualStages;
+  int64_t pp = s.stages;
   if (int64_t(orders.size()) != pp)
     return std::nullopt;
   // End times of the finished forwards and input gradients (a whole
@@ -431,12 +532,13 @@ replay(const ScheduleShape &s,
       ready = std::max(ready, it->second);
       return true;
     };
+    ChunkChain chain = getChunkChain(s, st.chunk);
     bool ok = st.kind == StepKind::Forward
-                  ? st.chunk == 0 || need(forwards, st.chunk - 1)
+                  ? st.chunk == chain.first || need(forwards, st.chunk - 1)
               : st.kind == StepKind::WeightGrad
                   ? need(inputs, st.chunk)
                   : need(forwards, st.chunk) &&
-                        (st.chunk == chunks - 1 || need(inputs, st.chunk + 1));
+                        (st.chunk == chain.last || need(inputs, st.chunk + 1));
     if (!ok)
       return std::nullopt;
     return ready;
@@ -523,6 +625,15 @@ double mlir::stage::getBubbleFraction(const ScheduleShape &s) {
   return busiest > 0 ? (makespan(*t) - busiest) / busiest : 0;
 }
 
+ChunkChain mlir::stage::getChunkChain(const ScheduleShape &s, int64_t chunk) {
+  int64_t chunks = s.stages * s.virtualStages;
+  if (!isMirrored(s.kind))
+    return {0, chunks - 1, 0, s.microBatches};
+  if (chunk < s.stages)
+    return {0, s.stages - 1, 0, s.microBatches / 2};
+  return {s.stages, chunks - 1, s.microBatches / 2, s.microBatches};
+}
+
 double mlir::stage::getPeakInFlight(const ScheduleShape &s, int64_t p) {
   int64_t inFlight = 0, peak = 0;
   for (const PipelineStep &st : getStageSchedule(s, p)) {
@@ -531,5 +642,7 @@ double mlir::stage::getPeakInFlight(const ScheduleShape &s, int64_t p) {
     else if (st.kind == StepKind::Backward || st.kind == StepKind::WeightGrad)
       --inFlight;
   }
-  return double(peak) / double(s.virtualStages);
+  // A mirrored copy's chunk is a whole stage.
+  return isMirrored(s.kind) ? double(peak)
+                            : double(peak) / double(s.virtualStages);
 }

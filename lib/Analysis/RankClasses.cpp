@@ -49,7 +49,9 @@ StepStructure mlir::stage::getStepStructure(func::FuncOp fn) {
   for (const RankClass &c : s.classes)
     for (Operation *chunk : c.chunks) {
       if (MicrobatchesOp mb = getMicrobatches(chunk))
-        s.microBatches = mb.getCount().getValue();
+        // Each of DualPipe's two copies runs half of them.
+        s.microBatches = isMirrored(s.kind) ? mb.getCount().getValue() * 2
+                                            : mb.getCount().getValue();
       if (ServeOp serve = getServe(chunk)) {
         s.microBatches = serve.getMicrobatches().getValue();
         s.serving = true;

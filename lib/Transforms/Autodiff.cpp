@@ -44,6 +44,8 @@ struct TrainingOptions {
   int64_t microBatches;
   OptimizerKind optimizer;
   bool mixedPrecision;
+  /// DualPipe: each of the two copies of a stage runs half the micro-batches.
+  bool halfOfMicroBatches = false;
 };
 } // namespace
 
@@ -173,10 +175,11 @@ static LogicalResult trainProgram(Block &body, Operation *terminator,
   SmallVector<Type> gradTypes;
   for (Value g : grads)
     gradTypes.push_back(g.getType());
-  auto mb = MicrobatchesOp::create(
-      b, loc, gradTypes,
-      ExprAttr::get(ctx, opts.microBatches > 1 ? sym::Expr::symbol("M")
-                                               : sym::Expr(1)));
+  sym::Expr count =
+      opts.microBatches > 1 ? sym::Expr::symbol("M") : sym::Expr(1);
+  if (opts.halfOfMicroBatches)
+    count = count.divExact(sym::Expr(2));
+  auto mb = MicrobatchesOp::create(b, loc, gradTypes, ExprAttr::get(ctx, count));
   mb.getForward().push_back(fwd.release());
   mb.getBackward().push_back(bwd.release());
 
@@ -266,9 +269,11 @@ struct AutodiffPass
               << microBatchCount << ": " << why;
           return signalPassFailure();
         }
+        TrainingOptions stageOpts = opts;
+        stageOpts.halfOfMicroBatches = isMirrored(pipe.getSchedule());
         for (PipelineStageOp st : getPipelineStages(pipe)) {
           Block &body = st.getBody().front();
-          if (failed(trainProgram(body, body.getTerminator(), opts)))
+          if (failed(trainProgram(body, body.getTerminator(), stageOpts)))
             return signalPassFailure();
         }
         continue;

@@ -92,12 +92,12 @@ SmallVector<int64_t> balance(ArrayRef<double> layerCost, double pre,
   return sizes;
 }
 
-/// Under a V (zb-v, dualpipe-v), rank r runs chunks r and 2 pp - 1 - r: moves
-/// single layers across chunk boundaries while that lowers the ranks' sums, the
-/// largest first, then the next (the embedding and the head both land on
-/// rank 0).
-void balanceForV(SmallVector<int64_t> &sizes, ArrayRef<double> layerCost,
-                 double pre, double post, int64_t pp) {
+/// Under a V (zb-v, dualpipe-v), rank r runs chunks r and 2 pp - 1 - r; under
+/// DualPipe stage r and the copy of stage pp - 1 - r. Moves single layers
+/// across chunk boundaries while that lowers the ranks' sums, the largest
+/// first, then the next (the embedding and the head both land on rank 0).
+void balanceRanks(SmallVector<int64_t> &sizes, ArrayRef<double> layerCost,
+                  double pre, double post, int64_t pp, bool mirrored) {
   int64_t k = int64_t(sizes.size());
   auto rankCosts = [&] {
     std::vector<double> rank(pp, 0);
@@ -106,7 +106,12 @@ void balanceForV(SmallVector<int64_t> &sizes, ArrayRef<double> layerCost,
       double x = c == 0 ? pre : c == k - 1 ? post : 0;
       for (int64_t i = 0; i < sizes[c]; ++i)
         x += layerCost[layer++];
-      rank[getPhysicalStage(ScheduleKind::zb_v, pp, c)] += x;
+      if (mirrored) {
+        rank[c] += x;
+        rank[pp - 1 - c] += x;
+      } else {
+        rank[getPhysicalStage(ScheduleKind::zb_v, pp, c)] += x;
+      }
     }
     llvm::sort(rank, std::greater<>());
     return rank;
@@ -153,6 +158,7 @@ private:
   Value cloneLeaf(Operation *leaf, int64_t chunk);
   Operation *cloneInto(Operation *op, int64_t chunk);
   LogicalResult splitRun(const Run &run);
+  void mirrorStages(OpBuilder &pipeBuilder);
   int64_t chunkOfLayer(int64_t layer) const {
     for (auto [j, c] : llvm::enumerate(chunks))
       if (layer >= c->begin && layer < c->end)
@@ -321,6 +327,26 @@ LogicalResult Pipeliner::splitRun(const Run &run) {
   return success();
 }
 
+/// DualPipe's second copy: stage pp + j is stage j (its layers, its own copy
+/// of the weights) fed from the other end, on rank pp - 1 - j, so its
+/// messages go the other way round, on channels of their own.
+void Pipeliner::mirrorStages(OpBuilder &pipeBuilder) {
+  int64_t offset = 2 * channels;
+  for (int64_t j = 0; j < pp; ++j) {
+    auto copy = cast<PipelineStageOp>(pipeBuilder.clone(*chunks[j]->op));
+    copy.setIndex(pp + j);
+    copy.walk([&](Operation *op) {
+      if (auto send = dyn_cast<SendOp>(op)) {
+        send.setShift(-send.getShift());
+        send.setChannel(send.getChannel() + offset);
+      } else if (auto recv = dyn_cast<RecvOp>(op)) {
+        recv.setShift(-recv.getShift());
+        recv.setChannel(recv.getChannel() + offset);
+      }
+    });
+  }
+}
+
 /// One function: the stage split, the layer runs of each stage and the
 /// sends between them are decided together, in program order.
 LogicalResult Pipeliner::run(ArrayRef<int64_t> userSizes) {
@@ -345,7 +371,8 @@ LogicalResult Pipeliner::run(ArrayRef<int64_t> userSizes) {
                                 " layers counts as one: stages split on period "
                                 "boundaries)"
                           : " layers";
-  int64_t k = pp * v;
+  // DualPipe splits the model into pp stages and mirrors them.
+  int64_t k = isMirrored(schedule) ? pp : pp * v;
   if (runs.empty() && k > 1)
     return fn.emitOpError("has no stage.repeat layer stack for stage-pipeline "
                           "to split over ")
@@ -401,7 +428,7 @@ LogicalResult Pipeliner::run(ArrayRef<int64_t> userSizes) {
   } else {
     sizes = balance(layerCost, pre, post, k);
     if (isVShaped(schedule))
-      balanceForV(sizes, layerCost, pre, post, pp);
+      balanceRanks(sizes, layerCost, pre, post, pp, isMirrored(schedule));
   }
 
   // The stages.
@@ -454,6 +481,8 @@ LogicalResult Pipeliner::run(ArrayRef<int64_t> userSizes) {
                      c->builder.getI64IntegerAttr(channel));
     YieldOp::create(c->builder, fn.getLoc());
   }
+  if (isMirrored(schedule))
+    mirrorStages(pb);
 
   // The function now only holds the pipeline. The old return goes first:
   // it reads the ops erased after it.
@@ -542,6 +571,14 @@ struct PipelinePass : mlir::stage::impl::StagePipelineBase<PipelinePass> {
       emitOptionError(module)
           << "stage-pipeline: the " << stringifyScheduleKind(kind)
           << " schedule needs pp >= 2";
+      return signalPassFailure();
+    }
+    if (isMirrored(kind) && stages % 2 != 0) {
+      emitOptionError(module)
+          << "stage-pipeline: the " << stringifyScheduleKind(kind)
+          << " schedule needs an even pp (rank r pairs with rank pp - 1 - r), "
+             "not pp="
+          << stages;
       return signalPassFailure();
     }
     if (stages == 1 && v == 1 && !layersPerStage.empty()) {

@@ -43,7 +43,8 @@ void expectComplete(const ScheduleShape &s) {
     for (int64_t c = 0; c < s.stages * s.virtualStages; ++c) {
       if (getPhysicalStage(s.kind, s.stages, c) != p)
         continue;
-      for (int64_t m = 0; m < s.microBatches; ++m) {
+      ChunkChain chain = getChunkChain(s, c);
+      for (int64_t m = chain.firstBatch; m < chain.endBatch; ++m) {
         EXPECT_TRUE(seen.count({StepKind::Forward, c, m}));
         bool whole = seen.count({StepKind::Backward, c, m});
         bool input = seen.count({StepKind::InputGrad, c, m});
@@ -259,6 +260,68 @@ TEST(PipelineSchedule, DualPipeVCriticalPathIsThePublishedValue) {
   EXPECT_EQ(checkSchedule({ScheduleKind::dualpipe_v, 4, 2, 7}),
             "the dualpipe-v schedule needs at least 2 pp micro-batches: M = "
             "7 is below 2 pp = 8");
+}
+
+// DualPipe (DeepSeek-V3 technical report, table 2): two copies of pp stages
+// fed from both ends, M / 2 micro-batches each; bubble (PP/2 - 1)(F&B + B -
+// 3W) for PP = pp ranks, B the whole backward, F&B a pair (F + B without
+// overlapped compute); PP + 1 stage activations in flight at most. The
+// formula is exact where the report's figure draws it, a forward as long as
+// an input gradient; otherwise the phase boundaries shift it by less than
+// PP/2 times their difference.
+TEST(PipelineSchedule, DualPipeCriticalPathIsThePublishedValue) {
+  const std::vector<std::array<double, 3>> stageTimes = {
+      {1, 1, 1}, {1, 1, 0.5}, {2, 2, 1}, {1, 2, 1}, {2, 1, 1}, {1, 3, 1}};
+  for (auto [f, b, w] : stageTimes)
+    for (int64_t pp : {2, 4, 6, 8})
+      for (int64_t M : {2 * pp, 2 * pp + 2, 3 * pp, 4 * pp}) {
+        ScheduleShape s{ScheduleKind::dualpipe, pp, 2, M};
+        ASSERT_EQ(checkSchedule(s), "") << "pp=" << pp << " M=" << M;
+        expectComplete(s);
+        std::optional<double> t = simulateSchedule(s, f, b, w);
+        ASSERT_TRUE(t.has_value()) << "pp=" << pp << " M=" << M;
+        double PP = double(pp), whole = b + w, pairTime = f + whole;
+        double bubble = (PP / 2 - 1) * (pairTime + whole - 3 * w);
+        double published = double(M) * (f + b + w) + bubble;
+        if (f == b)
+          EXPECT_DOUBLE_EQ(*t, published)
+              << "pp=" << pp << " M=" << M << " F=" << f << " W=" << w;
+        else
+          EXPECT_LE(std::abs(*t - published), PP / 2 * std::abs(f - b))
+              << "pp=" << pp << " M=" << M << " F=" << f << " B=" << b;
+        for (int64_t p = 0; p < pp; ++p)
+          EXPECT_EQ(getPeakInFlight(s, p), PP + 1)
+              << "pp=" << pp << " M=" << M << " rank " << p;
+      }
+}
+
+TEST(PipelineSchedule, DualPipeFeedsHalfTheMicroBatchesFromEachEnd) {
+  ScheduleShape s{ScheduleKind::dualpipe, 4, 2, 12};
+  for (int64_t c = 0; c < 8; ++c) {
+    EXPECT_EQ(getPhysicalStage(ScheduleKind::dualpipe, 4, c),
+              c < 4 ? c : 7 - c);
+    ChunkChain chain = getChunkChain(s, c);
+    EXPECT_EQ(chain.first, c < 4 ? 0 : 4);
+    EXPECT_EQ(chain.last, c < 4 ? 3 : 7);
+    EXPECT_EQ(chain.firstBatch, c < 4 ? 0 : 6);
+    EXPECT_EQ(chain.endBatch, c < 4 ? 6 : 12);
+  }
+  // Every step of a chunk is one of its own micro-batches.
+  for (const std::vector<PipelineStep> &rank : getStageSchedules(s))
+    for (const PipelineStep &st : rank) {
+      ChunkChain chain = getChunkChain(s, st.chunk);
+      EXPECT_GE(st.microbatch, chain.firstBatch);
+      EXPECT_LT(st.microbatch, chain.endBatch);
+    }
+  EXPECT_EQ(checkSchedule({ScheduleKind::dualpipe, 3, 2, 12}),
+            "the dualpipe schedule needs an even pp (each rank's mirror, pp "
+            "- 1 - r, is another rank): pp = 3");
+  EXPECT_EQ(checkSchedule({ScheduleKind::dualpipe, 4, 2, 9}),
+            "the dualpipe schedule feeds half the micro-batches from each end "
+            "and needs an even count: M = 9");
+  EXPECT_EQ(checkSchedule({ScheduleKind::dualpipe, 4, 2, 6}),
+            "the dualpipe schedule needs at least 2 pp micro-batches: M = 6 "
+            "is below 2 pp = 8");
 }
 
 TEST(PipelineSchedule, InterleavedNeedsMultipleOfStages) {

@@ -1,7 +1,8 @@
 //===- PipelineSchedule.h - Orders of micro-batch steps ---------*- C++ -*-===//
 //
 // GPipe, 1F1B, interleaved 1F1B (Narayanan et al. 2021), the zero-bubble
-// schedules ZB-H1 and ZB-V (Qi et al. 2024) and DualPipeV (DeepSeek) as the
+// schedules ZB-H1 and ZB-V (Qi et al. 2024), DualPipe and DualPipeV
+// (DeepSeek) as the
 // ordered list of steps each physical stage runs. The zero-bubble schedules run
 // a backward step as two: the input gradient (B), on the critical path, and the
 // weight gradient (W), which fills what would be idle. The trace emitter
@@ -59,8 +60,9 @@ struct ScheduleShape {
 };
 
 /// Why a schedule cannot run `shape` (empty if it can): the interleaved
-/// schedule needs M to be a multiple of pp, ZB-V and DualPipeV two chunks
-/// per stage, DualPipeV at least 2 pp micro-batches.
+/// schedule needs M to be a multiple of pp, ZB-V and DualPipe(V) two chunks
+/// per stage, DualPipe(V) at least 2 pp micro-batches, DualPipe an even pp
+/// and M.
 std::string checkSchedule(const ScheduleShape &shape);
 
 /// The steps each physical stage runs, in order.
@@ -86,7 +88,8 @@ using Timeline = std::vector<std::vector<TimedStep>>;
 std::optional<Timeline> simulateTimeline(const ScheduleShape &shape,
                                          ArrayRef<StepWeights> times);
 /// The same with equal stages: a chunk's forward takes `forward / v`, its
-/// input gradient `inputGrad / v` and its weight gradient `weightGrad / v`.
+/// input gradient `inputGrad / v` and its weight gradient `weightGrad / v`
+/// (under DualPipe, whose chunks are whole stages, `forward` and so on).
 std::optional<Timeline> simulateTimeline(const ScheduleShape &shape,
                                          double forward, double inputGrad,
                                          double weightGrad = 0);
@@ -102,9 +105,19 @@ std::optional<double> simulateSchedule(const ScheduleShape &shape,
 /// as the shape's weights give it.
 double getBubbleFraction(const ScheduleShape &shape);
 
+/// The chain of chunks a micro-batch passes through, and which micro-batches
+/// do: all chunks and all M, except under DualPipe, whose first copy
+/// (chunks 0 .. pp - 1) runs micro-batches [0, M / 2) and its mirrored copy
+/// (chunks pp .. 2 pp - 1) [M / 2, M).
+struct ChunkChain {
+  int64_t first, last;             // chunks, inclusive
+  int64_t firstBatch, endBatch;    // micro-batches [firstBatch, endBatch)
+};
+ChunkChain getChunkChain(const ScheduleShape &shape, int64_t chunk);
+
 /// The micro-batches whose activations a stage holds at most: from a
 /// forward's start to the end of its backward (or weight gradient), in
-/// whole stages (a chunk counts 1/v).
+/// whole stages (a chunk counts 1/v, under DualPipe 1: a copy's stage).
 double getPeakInFlight(const ScheduleShape &shape, int64_t p);
 
 } // namespace mlir::stage

@@ -208,7 +208,7 @@ def StagePipeline : Pass<"stage-pipeline", "::mlir::ModuleOp"> {
     Option<"pp", "pp", "int64_t", "0",
            "Pipeline stages (0: the module's binding, else 1)">,
     Option<"schedule", "schedule", "std::string", "\"1f1b\"",
-           "gpipe, 1f1b, interleaved, zb-h1, zb-v or dualpipe-v">,
+           "gpipe, 1f1b, interleaved, zb-h1, zb-v, dualpipe-v or dualpipe">,
     Option<"virtualStages", "virtual-stages", "int64_t", "0",
            "Model chunks per rank for the interleaved schedule, at least 2 "
            "(0: 2 for the interleaved schedule, else 1)">,
@@ -314,6 +314,23 @@ def StagePartition : Pass<"stage-partition", "::mlir::ModuleOp"> {
            "all, none or a comma-separated list of grad, tp, fsdp (empty: "
            "records nothing; the traces then overlap grad alone)">,
   ];
+}
+
+def StageSumMirroredGradients
+    : Pass<"stage-sum-mirrored-gradients", "::mlir::ModuleOp"> {
+  let summary = "DualPipe: sum the gradients of the two copies of each stage";
+  let description = [{
+    Under the `dualpipe` schedule each rank `r` holds stage `r` of one copy
+    of the model and stage `pp - 1 - r` of the other, and each copy trains
+    on half the micro-batches. Before the optimizer updates a weight, the
+    two copies of its gradient (on ranks `r` and `pp - 1 - r`, already
+    reduced over the data-parallel ranks) are exchanged and added, so both
+    copies take the same step: one `stage.send` and one `stage.recv` on the
+    `pp` axis per weight and rank (the bytes of a two-rank all-reduce), and
+    an `add`. Runs after `stage-partition`, on the gradients the optimizer
+    reads (a data-parallel shard under ZeRO); other programs are left as
+    they are.
+  }];
 }
 
 #endif // STAGE_TRANSFORMS_PASSES

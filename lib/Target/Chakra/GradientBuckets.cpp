@@ -147,7 +147,7 @@ LogicalResult GradientBucketer::onGradientReady(ArrayRef<unsigned> grads,
   auto sum = [&](unsigned g) -> Deps & {
     return emitter.env[c.loop.getResult(g)].part(slice, slices);
   };
-  if (emitter.microbatch == 0) {
+  if (watch.first) {
     for (auto [g, d] : llvm::zip(grads, deps))
       sum(g) = d;
   } else {
@@ -184,9 +184,11 @@ LogicalResult GradientBucketer::onGradientReady(ArrayRef<unsigned> grads,
 }
 
 void GradientBucketer::beginBackward(unsigned index, Operation *yield,
+                                     bool firstMicrobatch,
                                      bool lastMicrobatch) {
   watch = BackwardWatch();
   watch.chunk = &chunks[index];
+  watch.first = firstMicrobatch;
   watch.last = lastMicrobatch;
   for (auto [g, v] : llvm::enumerate(yield->getOperands()))
     watch.grads[v].push_back(unsigned(g));

@@ -51,7 +51,8 @@ struct Bucket {
 /// What a backward step of a chunk reports as its gradients appear.
 struct BackwardWatch {
   ChunkGradients *chunk = nullptr;
-  bool last = false; // the loop's last micro-batch: the gradients are reduced
+  bool first = false; // the chunk's first micro-batch: it starts the sums
+  bool last = false;  // the chunk's last micro-batch: the sums are reduced
   DenseMap<Value, SmallVector<unsigned, 1>> grads; // yielded value -> indices
   DenseSet<Value> delivered;
 };
@@ -73,8 +74,10 @@ public:
   bool isReducedEarly(Operation *op) const { return reducedEarly.contains(op); }
 
   /// A backward step of chunk `index` begins: the values its region yields
-  /// are the gradients; in the loop's last micro-batch they are reduced.
-  void beginBackward(unsigned index, Operation *yield, bool lastMicrobatch);
+  /// are the gradients; the chunk's first micro-batch starts their sums, its
+  /// last has them reduced.
+  void beginBackward(unsigned index, Operation *yield, bool firstMicrobatch,
+                     bool lastMicrobatch);
   /// The step is over: gradients it passed through are ready, and the last
   /// buckets are reduced.
   /// Under a split backward, `delivers` says which gradients the step

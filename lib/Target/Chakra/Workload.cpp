@@ -97,8 +97,10 @@ expandClass(Workload &w, const sym::Bindings &b, const DeviceModel *device,
     if (!forward) {
       for (auto [arg, d] : llvm::zip(region.getArguments(), kept[key]))
         e.env[arg] = d;
+      ChunkChain chain = getChunkChain(shape, step.chunk);
       buckets.beginBackward(unsigned(ci), yield,
-                            step.microbatch == shape.microBatches - 1);
+                            step.microbatch == chain.firstBatch,
+                            step.microbatch == chain.endBatch - 1);
       e.observer = &buckets;
       if (split) {
         e.split = &splits[ci];
@@ -145,6 +147,9 @@ expandClass(Workload &w, const sym::Bindings &b, const DeviceModel *device,
   e.barrier = -1;
   e.pairBarrier = -1;
   e.phase = "opt";
+  // The messages after the loop (DualPipe's gradient exchange) are tagged
+  // as micro-batch 0's.
+  e.microbatch = 0;
   for (auto [ci, chunk] : llvm::enumerate(chunks)) {
     MicrobatchesOp mb = loops[ci];
     if (!mb) {

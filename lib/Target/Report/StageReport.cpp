@@ -151,6 +151,12 @@ LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
       FailureOr<PhaseTimes> t = phaseTimes(op, b, device);
       if (failed(t))
         return failure();
+      // The micro-batches this chunk runs (half of them under DualPipe).
+      MicrobatchesOp loop = getMicrobatches(op);
+      sym::Result<int64_t> runs =
+          loop ? loop.getCount().getValue().evaluate(b) : M;
+      if (!runs)
+        return fn.emitError("micro-batch count: ") << runs.error();
       // A step's time: its compute and communication, where ZeRO-3's
       // gathers and reduce-scatters hide behind the compute under overlap
       // fsdp (docs/Overlap.md). The reductions after the loop are not a
@@ -167,7 +173,7 @@ LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
           comm -= behind;
           hidden += behind;
         }
-        return (compute + comm) / double(*M);
+        return (compute + comm) / double(*runs);
       };
       forwardStep[id] = step({Phase::Forward}, t->reductions);
       backwardStep[id] = step({Phase::Backward, Phase::Recompute}, 0);

@@ -780,6 +780,43 @@ func.func @f() {
 // -----
 
 func.func @f() {
+  // expected-error @+1 {{the dualpipe schedule needs an even number of ranks, not 1}}
+  stage.pipeline schedule dualpipe virtual_stages 2 {
+    stage.pipeline_stage 0 layers [0, 1] {
+      stage.yield
+    }
+    stage.pipeline_stage 1 layers [0, 1] {
+      stage.yield
+    }
+  }
+  return
+}
+
+// -----
+
+// DualPipe's stages pp + j are copies of the stages j.
+func.func @f() {
+  stage.pipeline schedule dualpipe virtual_stages 2 {
+    stage.pipeline_stage 0 layers [0, 1] {
+      stage.yield
+    }
+    stage.pipeline_stage 1 layers [1, 2] {
+      stage.yield
+    }
+    stage.pipeline_stage 2 layers [0, 1] {
+      stage.yield
+    }
+    // expected-error @+1 {{is the mirrored copy of stage 1 and must hold its layers}}
+    stage.pipeline_stage 3 layers [1, 3] {
+      stage.yield
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @f() {
   // expected-error @+1 {{only the interleaved schedule has virtual stages}}
   stage.pipeline schedule "zb-h1" virtual_stages 2 {
     stage.pipeline_stage 0 layers [0, 1] {

@@ -232,7 +232,12 @@ int64_t mlir::stage::getPhysicalStage(ScheduleKind kind, int64_t pp,
 }
 
 bool mlir::stage::isVShaped(ScheduleKind kind) {
-  return kind == ScheduleKind::zb_v || kind == ScheduleKind::dualpipe_v;
+  return kind == ScheduleKind::zb_v || kind == ScheduleKind::dualpipe_v ||
+         isMirrored(kind);
+}
+
+bool mlir::stage::isMirrored(ScheduleKind kind) {
+  return kind == ScheduleKind::dualpipe;
 }
 
 bool mlir::stage::splitsBackward(ScheduleKind kind) {
@@ -276,6 +281,17 @@ LogicalResult PipelineOp::verifyRegions() {
   if (getSchedule() != ScheduleKind::interleaved && !isVShaped(getSchedule()) &&
       v != 1)
     return emitOpError("only the interleaved schedule has virtual stages");
+  if (isMirrored(getSchedule())) {
+    int64_t pp = int64_t(stages.size()) / 2;
+    if (pp % 2 != 0)
+      return emitOpError("the ")
+             << stringifyScheduleKind(getSchedule())
+             << " schedule needs an even number of ranks, not " << pp;
+    for (int64_t j = 0; j < pp; ++j)
+      if (stages[pp + j].getLayers() != stages[j].getLayers())
+        return stages[pp + j].emitOpError("is the mirrored copy of stage ")
+               << j << " and must hold its layers";
+  }
   return success();
 }
 

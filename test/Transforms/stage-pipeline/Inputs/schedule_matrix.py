@@ -6,7 +6,8 @@ and data parallelism on, through stage-train, emission and the verifier.
 pp in {2, 3, 4, 8}, M in {1, pp - 1, pp, 2 pp + 1} where the schedule allows
 it (the interleaved one, with 2 chunks per rank, needs M a multiple of pp;
 the zero-bubble ones also run 4 pp, ZB-V's steady state; DualPipeV needs
-M >= 2 pp and runs 2 pp, 2 pp + 1 and 4 pp);
+M >= 2 pp and runs 2 pp, 2 pp + 1 and 4 pp; DualPipe needs an even pp and
+an even M >= 2 pp and runs 2 pp, 2 pp + 2 and 4 pp);
 dp = tp = 2 and one sample per micro-batch and replica. Prints one line per
 combination and fails on the first trace set the verifier rejects.
 """
@@ -26,8 +27,10 @@ def run(*args):
 
 
 for schedule in ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-v",
-                 "dualpipe-v"):
+                 "dualpipe-v", "dualpipe"):
     for pp in (2, 3, 4, 8):
+        if schedule == "dualpipe" and pp % 2:
+            continue
         counts = sorted({1, pp - 1, pp, 2 * pp + 1})
         if schedule == "interleaved":
             counts = [m for m in counts if m % pp == 0]
@@ -35,6 +38,8 @@ for schedule in ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-v",
             counts.append(4 * pp)
         if schedule == "dualpipe-v":
             counts = [2 * pp, 2 * pp + 1, 4 * pp]
+        if schedule == "dualpipe":
+            counts = [2 * pp, 2 * pp + 2, 4 * pp]
         for m in counts:
             name = f"{schedule}-pp{pp}-m{m}"
             model = os.path.join(work, name + ".mlir")

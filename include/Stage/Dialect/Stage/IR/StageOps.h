@@ -53,8 +53,11 @@ int64_t getPhysicalStage(ScheduleKind kind, int64_t pp, int64_t chunk);
 /// hand a value over in memory, no message.
 bool isLocalHandoff(Operation *op);
 /// Whether the schedule places its two stages per rank in a V (zb-v,
-/// dualpipe-v).
+/// dualpipe-v, dualpipe).
 bool isVShaped(ScheduleKind kind);
+/// Whether the second arm of the V is a mirrored copy of the first (DualPipe:
+/// stage pp + j holds stage j's layers and runs half the micro-batches).
+bool isMirrored(ScheduleKind kind);
 /// Whether the schedule runs a backward step as two: the input gradient
 /// (B) and, later, the weight gradient (W).
 bool splitsBackward(ScheduleKind kind);

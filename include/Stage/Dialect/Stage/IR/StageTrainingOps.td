@@ -353,7 +353,8 @@ def Stage_ScheduleKind : I32EnumAttr<"ScheduleKind", "pipeline schedule", [
     I32EnumAttrCase<"gpipe", 0>, I32EnumAttrCase<"one_f_one_b", 1, "1f1b">,
     I32EnumAttrCase<"interleaved", 2>, I32EnumAttrCase<"zb_h1", 3, "zb-h1">,
     I32EnumAttrCase<"zb_v", 4, "zb-v">,
-    I32EnumAttrCase<"dualpipe_v", 5, "dualpipe-v">]> {
+    I32EnumAttrCase<"dualpipe_v", 5, "dualpipe-v">,
+    I32EnumAttrCase<"dualpipe", 6>]> {
   let cppNamespace = "::mlir::stage";
 }
 
@@ -386,9 +387,12 @@ def Stage_PipelineOp : Stage_Op<"pipeline", [SingleBlock, NoTerminator]> {
     Holds one `stage.pipeline_stage` per virtual stage, in order. Virtual
     stage `j` runs on the ranks whose `pp` coordinate is `j mod pp`, where
     `pp` is the number of stages divided by `virtual_stages`, except under
-    the V-shaped `zb-v` and `dualpipe-v` schedules (two virtual stages per
-    rank): there stage `j < pp` runs on `j` and stage `j >= pp` on
-    `2 pp - 1 - j`. The schedule
+    the V-shaped `zb-v`, `dualpipe-v` and `dualpipe` schedules (two virtual
+    stages per rank): there stage `j < pp` runs on `j` and stage `j >= pp` on
+    `2 pp - 1 - j`. Under `dualpipe` the stages `pp + j` are a mirrored
+    copy of the stages `j` (the same layers, their own copy of the weights,
+    the messages going the other way) that runs the second half of the
+    micro-batches, fed from the last rank. The schedule
     orders the forward and backward micro-batch steps of every stage; the
     trace emitter expands it, nothing is unrolled here.
 

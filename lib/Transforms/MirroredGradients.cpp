@@ -1,0 +1,111 @@
+//===- MirroredGradients.cpp - DualPipe's gradient sum across copies ------===//
+//
+// DualPipe keeps two copies of every stage, one per direction: rank r runs
+// stage r of the copy fed from rank 0 and stage pp - 1 - r of the copy fed
+// from the last rank. The copies see different micro-batches, so the two
+// gradients of a weight are summed before its update: each rank sends its
+// copy's gradient to its mirror and adds the one it receives (DeepSeek's
+// DualPipe repository sums them so in its example). The exchange follows
+// whatever reduction the partitioner gave the gradient, so under ZeRO only
+// the data-parallel shard travels.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Stage/Transforms/Passes.h"
+
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::stage {
+#define GEN_PASS_DEF_STAGESUMMIRROREDGRADIENTS
+#include "Stage/Transforms/Passes.h.inc"
+} // namespace mlir::stage
+
+using namespace mlir;
+using namespace mlir::stage;
+
+/// The first channel no send or receive of the pipeline uses.
+static int64_t firstFreeChannel(PipelineOp pipe) {
+  int64_t next = 0;
+  pipe.walk([&](Operation *op) {
+    if (auto send = dyn_cast<SendOp>(op))
+      next = std::max<int64_t>(next, send.getChannel() + 1);
+    else if (auto recv = dyn_cast<RecvOp>(op))
+      next = std::max<int64_t>(next, recv.getChannel() + 1);
+  });
+  return next;
+}
+
+/// Before `step`, its gradient plus the mirror's: a send to the mirror on
+/// `out`, a receive from it on `in`, an add.
+static void addMirrorGradient(OptimizerStepOp step, FlatSymbolRefAttr grid,
+                              int64_t shift, int64_t out, int64_t in) {
+  OpBuilder b(step);
+  Location loc = step.getLoc();
+  Value grad = step.getGrad();
+  ArrayAttr pp = b.getStrArrayAttr({"pp"});
+  SendOp::create(b, loc, grad, grid, pp, b.getI64IntegerAttr(shift),
+                 b.getI64IntegerAttr(out));
+  auto other = RecvOp::create(b, loc, grad.getType(), grid, pp,
+                              b.getI64IntegerAttr(shift),
+                              b.getI64IntegerAttr(in));
+  auto sum = EwiseOp::create(b, loc, grad.getType(), EwiseKind::add,
+                             ValueRange{grad, other}, IntegerAttr());
+  step.getGradMutable().assign(sum);
+}
+
+static LogicalResult sumMirroredGradients(PipelineOp pipe,
+                                          FlatSymbolRefAttr grid) {
+  SmallVector<PipelineStageOp> stages = getPipelineStages(pipe);
+  int64_t pp = int64_t(stages.size()) / 2;
+  int64_t channel = firstFreeChannel(pipe);
+  for (int64_t j = 0; j < pp; ++j) {
+    auto steps = [](PipelineStageOp s) {
+      return llvm::to_vector(s.getBody().front().getOps<OptimizerStepOp>());
+    };
+    SmallVector<OptimizerStepOp> first = steps(stages[j]),
+                                 mirror = steps(stages[pp + j]);
+    if (first.size() != mirror.size())
+      return stages[pp + j].emitOpError("updates ")
+             << mirror.size() << " weights where its mirrored stage " << j
+             << " updates " << first.size();
+    // Stage j runs on rank j, its copy on rank pp - 1 - j.
+    int64_t shift = pp - 1 - 2 * j;
+    for (auto [a, m] : llvm::zip(first, mirror)) {
+      if (a.getGrad().getType() != m.getGrad().getType())
+        return m.emitOpError("updates a gradient of type ")
+               << m.getGrad().getType() << " where its mirrored copy has "
+               << a.getGrad().getType();
+      addMirrorGradient(a, grid, shift, channel, channel + 1);
+      addMirrorGradient(m, grid, -shift, channel + 1, channel);
+      channel += 2;
+    }
+  }
+  return success();
+}
+
+namespace {
+struct SumMirroredGradientsPass
+    : mlir::stage::impl::StageSumMirroredGradientsBase<
+          SumMirroredGradientsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    GridOp grid = getGrid(module);
+    WalkResult r = module.walk([&](PipelineOp pipe) {
+      if (!isMirrored(pipe.getSchedule()))
+        return WalkResult::advance();
+      if (!grid) {
+        pipe.emitOpError("needs the module's stage.grid");
+        return WalkResult::interrupt();
+      }
+      if (failed(sumMirroredGradients(
+              pipe, FlatSymbolRefAttr::get(grid.getSymNameAttr()))))
+        return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (r.wasInterrupted())
+      signalPassFailure();
+  }
+};
+} // namespace
