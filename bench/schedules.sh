@@ -7,10 +7,10 @@
 #      sequences in 16 micro-batches, tp=2 pp=4: 8 GPUs) and a Mixtral-8x7B
 #      pipeline (32 layers, 8 experts of which 2 per token, sequence 2048,
 #      32 sequences in 16 micro-batches, ep=2 pp=4: 8 GPUs), each under
-#      gpipe, 1f1b, interleaved (2 chunks per rank), zb-h1, zb-v and
-#      dualpipe-v: the
-#      simulated iteration, its ratio to 1F1B's, and the report's bubble
-#      and iteration (roofline) for the same plan;
+#      gpipe, 1f1b, interleaved (2 chunks per rank), zb-h1, zb-v,
+#      dualpipe-v and dualpipe (two copies of the stages: twice the
+#      parameters per rank): the simulated iteration, its ratio to 1F1B's,
+#      and the report's bubble and iteration (roofline) for the same plan;
 #  (b) overlap: the same Llama pipeline under zb-h1, a Llama-3-8B at tp=2
 #      dp=4 ZeRO-1 and at dp=8 ZeRO-3 (8 GPUs, 8 layers), and a 1B-class
 #      Llama (width 2048, 8 layers, sequence 2048) at dp=8 ZeRO-3, each with
@@ -19,7 +19,7 @@
 #
 #   bench/schedules.sh [WORK_DIR]     (default: bench/out-schedules)
 #
-# Needs ../shared/astra-sim; takes about 5 minutes on 2 cores.
+# Needs ../shared/astra-sim; takes about 6 minutes on 2 cores.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bin="${STAGE_BUILD_DIR:-$root/build}/bin"
@@ -67,7 +67,7 @@ printf '    %-22s %-11s %10s %8s %10s %8s\n' model schedule simulated "/1f1b" re
 for model in llama:"tp=2 pp=4" mixtral:"ep=2 pp=4"; do
   name=${model%%:*} degrees=${model#*:}
   base=""
-  for schedule in 1f1b gpipe interleaved zb-h1 zb-v dualpipe-v; do
+  for schedule in 1f1b gpipe interleaved zb-h1 zb-v dualpipe-v dualpipe; do
     read -r s r b < <(run "$name-$schedule" "$work/$name.mlir" \
       "$degrees micro-batches=16 schedule=$schedule")
     base=${base:-$s}

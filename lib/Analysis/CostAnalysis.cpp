@@ -40,7 +40,12 @@ Multiplicity Multiplicity::nested(const sym::Expr &n, StringRef step) const {
 }
 
 Phase mlir::stage::getPhase(Operation *op) {
-  if (isa<OptimizerStepOp>(op))
+  // The update, and the arithmetic that only prepares its gradient (the
+  // sum of DualPipe's two copies).
+  if (isa<OptimizerStepOp>(op) ||
+      (isa<EwiseOp>(op) && !op->use_empty() &&
+       llvm::all_of(op->getUsers(),
+                    [](Operation *u) { return isa<OptimizerStepOp>(u); })))
     return Phase::Optimizer;
   if (isa<MicrobatchesOp>(op))
     return Phase::Backward; // gradient accumulation

@@ -200,9 +200,11 @@ def StagePipeline : Pass<"stage-pipeline", "::mlir::ModuleOp"> {
     the `pp` axis; `stage-autodiff` then sends their gradients back.
 
     The result is a `stage.pipeline` op recording the schedule (`gpipe`,
-    `1f1b`, or Megatron's `interleaved` 1F1B with `virtual-stages` chunks
-    per rank); the micro-batch count comes from the training step, and the
-    trace emitter expands the order. Runs before `stage-autodiff`.
+    `1f1b`, Megatron's `interleaved` 1F1B with `virtual-stages` chunks per
+    rank, the zero-bubble `zb-h1` and `zb-v`, DeepSeek's `dualpipe-v` and
+    `dualpipe`, whose `pp` stages are followed by a mirrored copy of them:
+    docs/Pipeline.md); the micro-batch count comes from the training step,
+    and the trace emitter expands the order. Runs before `stage-autodiff`.
   }];
   let options = [
     Option<"pp", "pp", "int64_t", "0",

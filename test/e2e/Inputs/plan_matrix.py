@@ -236,16 +236,24 @@ class Plan:
         self.dp, self.tp, self.pp, self.cp, self.ep = dp, tp, pp, cp, ep
         self.zero, self.recompute, self.schedule = zero, recompute, schedule
         self.sp, self.M = sp, M
-        self.v = 2 if schedule in ("interleaved", "zb-v", "dualpipe-v") else 1
+        self.v = 2 if schedule in ("interleaved", "zb-v", "dualpipe-v",
+                                   "dualpipe") else 1
         # ZB-V's and DualPipeV's stages run in a V: rank 0 holds the first
         # and the last.
         self.vshape = schedule in ("zb-v", "dualpipe-v")
+        # DualPipe: rank r holds stage r and a copy of stage pp - 1 - r, so
+        # the first and the last rank hold the embedding and the head; each
+        # copy runs half the micro-batches, and the two copies of a gradient
+        # are exchanged before the update (DeepSeek-V3).
+        self.mirrored = schedule == "dualpipe"
+        self.runs = M // 2 if self.mirrored else M  # micro-batches per chunk
 
     def holds_embedding(self, stage):
-        return stage == 0
+        return stage == 0 or (self.mirrored and stage == self.pp - 1)
 
     def holds_head(self, stage):
-        return stage == (0 if self.vshape else self.pp - 1)
+        return (stage == (0 if self.vshape else self.pp - 1)
+                or (self.mirrored and stage == 0))
 
     def options(self):
         return (f"dp={self.dp} tp={self.tp} pp={self.pp} cp={self.cp} "
@@ -297,6 +305,10 @@ def enumerate_plans(model):
             if schedule == "interleaved" and (M % pp or model.L < 2 * pp):
                 schedule = "1f1b"
             M = max(1, min(M, BATCH // (dp * ep)))
+            # Every other DualPipeV plan runs DualPipe (even pp and M).
+            if schedule == "dualpipe-v" and n % 2 == 0 and pp % 2 == 0 \
+                    and M % 2 == 0 and M >= 2 * pp:
+                schedule = "dualpipe"
             if schedule == "dualpipe-v" and M < 2 * pp:
                 schedule = "zb-v"
             if schedule in ("zb-v", "dualpipe-v") and model.L < 2 * pp:
@@ -463,7 +475,7 @@ def expected_dp_traffic(plan, ps):
             add(out, "reduce_scatter_" + group, whole)
             add(out, "all_gather_" + group, shard)
         elif plan.zero == 2:
-            add(out, "reduce_scatter_" + group, plan.M * whole)
+            add(out, "reduce_scatter_" + group, plan.runs * whole)
             add(out, "all_gather_" + group, shard)
         else:
             # FSDP: each weight gathered before its use forward and again
@@ -473,8 +485,8 @@ def expected_dp_traffic(plan, ps):
             unread = sum(BF16 * local_elements(plan, p, True)
                          for p in mine if not p.read_backward
                          and not (p.in_layer and plan.recompute == "full"))
-            add(out, "reduce_scatter_" + group, plan.M * whole)
-            add(out, "all_gather_" + group, plan.M * (2 * shard - unread))
+            add(out, "reduce_scatter_" + group, plan.runs * whole)
+            add(out, "all_gather_" + group, plan.runs * (2 * shard - unread))
     return out
 
 
@@ -487,7 +499,7 @@ def grad_reductions(plan):
     """How often a gradient that is a partial sum over tp is reduced: once
     per iteration, or per micro-batch where ZeRO-2/3 reduce-scatters every
     micro-batch's gradient."""
-    return plan.M if plan.zero >= 2 else 1
+    return plan.runs if plan.zero >= 2 else 1
 
 
 def tokens_per_rank(plan):
@@ -530,7 +542,8 @@ def layer_widths(m, i):
 def expected_model_traffic(plan, stage, layers, ps):
     """Per rank, the collectives of tp, cp, ep and pp over one iteration:
     key -> bytes (Megatron-LM's, docs/Sharding.md)."""
-    m, M, tp, out = plan.model, plan.M, plan.tp, {}
+    # Each of the rank's chunks runs `runs` micro-batches.
+    m, M, tp, out = plan.model, plan.runs, plan.tp, {}
     first, last = plan.holds_embedding(stage), plan.holds_head(stage)
     n = sum(1 for i in layers if m.has_attention(i))  # layers with k and v
     tokens = tokens_per_rank(plan)
@@ -606,6 +619,13 @@ def expected_model_traffic(plan, stage, layers, ps):
         chunks = 2 * plan.v - first - last - turn
         add(out, "send_pp", M * chunks * boundary)
         add(out, "recv_pp", M * chunks * boundary)
+    if plan.mirrored:
+        # Each gradient the optimizer reads (a ZeRO shard) goes to the
+        # rank holding the other copy, and that copy's comes back.
+        exchanged = BF16 * sum(local_elements(plan, p, plan.zero >= 1)
+                               for p in ps)
+        add(out, "send_pp", exchanged)
+        add(out, "recv_pp", exchanged)
     return out
 
 
@@ -683,7 +703,8 @@ def check(out, base):
             if got != want:
                 out.fail(f"stage {s['stage']} {key}: {got} B, closed form "
                          f"{want} B")
-    if sorted(all_layers) != list(range(plan.model.L)):
+    copies = 2 if plan.mirrored else 1
+    if sorted(all_layers) != sorted(list(range(plan.model.L)) * copies):
         out.fail(f"stages hold layers {sorted(all_layers)}")
     # --- work ---
     contraction = sum(value(s["flops"], "contraction") * rps for s in stages)
@@ -706,8 +727,9 @@ def check(out, base):
                             "attention_kernel_recompute", "optimizer")}
         want = {k: value(base["stages"][0]["flops"], k) * plan.tp
                 for k in phases}
-        want["backward"] += (plan.M - 1) * grads
-        want["optimizer"] = 17 * masters
+        want["backward"] += (plan.runs - 1) * grads
+        # DualPipe adds the other copy's gradient: one FLOP per element.
+        want["optimizer"] = (18 if plan.mirrored else 17) * masters
         for k, got in phases.items():
             if got != want[k]:
                 out.fail(f"{k} FLOPs over all ranks: {got}, the unsplit "
