@@ -86,118 +86,38 @@ static std::vector<PipelineStep> zeroBubbleH1(const ScheduleShape &s,
   return steps;
 }
 
-/// DualPipeV (DeepSeek, the DualPipe repository's V-shaped schedule cut
-/// from DualPipe): rank r's chunks r (first arm) and 2 pp - 1 - r (second
-/// arm) in eight phases: the first arm's forwards; forwards of both arms;
-/// second-arm input gradients with their weight gradients right after and
-/// forwards; the main phase of overlapped pairs, a forward of one arm with
-/// the whole backward of the other; the drain, where each rank's middle
-/// input gradient on switches to zero-bubble (weight gradients deferred to a
-/// queue that fills the last phases). Needs M >= 2 pp.
-static std::vector<PipelineStep> dualPipeV(const ScheduleShape &s, int64_t r) {
-  int64_t pp = s.stages, M = s.microBatches;
-  int64_t chunk[2] = {r, 2 * pp - 1 - r};
-  int64_t forwards[2] = {0, 0}, backwards[2] = {0, 0};
-  std::vector<PipelineStep> steps;
-  std::vector<PipelineStep> deferred; // weight gradients, oldest first
-  auto forward = [&](int arm) {
-    steps.push_back({StepKind::Forward, chunk[arm], forwards[arm]++});
-  };
-  auto backward = [&](int arm, bool zeroBubble) {
-    int64_t m = backwards[arm]++;
-    if (!zeroBubble) {
-      steps.push_back({StepKind::Backward, chunk[arm], m});
-      return;
-    }
-    steps.push_back({StepKind::InputGrad, chunk[arm], m});
-    deferred.push_back({StepKind::WeightGrad, chunk[arm], m});
-  };
-  auto weight = [&] {
-    steps.push_back(deferred.front());
-    deferred.erase(deferred.begin());
-  };
-  auto pair = [&](int forwardArm) {
-    forward(forwardArm);
-    steps.back().pairedWithNext = true;
-    backward(1 - forwardArm, false);
-  };
-  for (int64_t i = 0; i < 2 * (pp - r - 1); ++i)
-    forward(0);
-  for (int64_t i = 0; i <= r; ++i) {
-    forward(0);
-    forward(1);
-  }
-  for (int64_t i = 0; i < pp - r - 1; ++i) {
-    backward(1, true);
-    weight();
-    forward(1);
-  }
-  for (int64_t i = 0; i < M - 2 * pp + r + 1; ++i) {
-    if (i == 0 && r == pp - 1) {
-      // The last rank's first pair would wait on itself: run it apart.
-      forward(0);
-      backward(1, false);
-    } else {
-      pair(0);
-    }
-    pair(1);
-  }
-  for (int64_t i = 0; i < pp - r - 1; ++i) {
-    backward(1, false);
-    pair(1);
-  }
-  bool zeroBubble = false;
-  for (int64_t i = 0, n = r + 1; i < n; ++i) {
-    if (i == n / 2 && r % 2 == 1)
-      zeroBubble = true;
-    backward(1, zeroBubble);
-    if (i == n / 2 && r % 2 == 0)
-      zeroBubble = true;
-    backward(0, zeroBubble);
-  }
-  for (int64_t i = 0; i < pp - r - 1; ++i) {
-    weight();
-    backward(0, true);
-  }
-  while (!deferred.empty())
-    weight();
-  return steps;
-}
+/// One rank of DeepSeek's DualPipe schedules (the DualPipe repository's
+/// eight phases): its two chunks (phase 0, the one whose arm the rank sits
+/// early in, and phase 1), the first micro-batch each runs, the ranks along
+/// an arm's first half (`half`), the rank's distance from its end of it
+/// (`h`), and the micro-batches each chunk runs.
+struct DualPipeRank {
+  int64_t chunk[2], firstBatch[2];
+  int64_t half, h, batches;
+};
 
-/// DualPipe (DeepSeek-V3 technical report, section 3.2.1; the DualPipe
-/// repository's schedule): rank r holds stage r of the copy fed from rank 0
-/// (chunk r) and stage pp - 1 - r of the copy fed from the last rank (chunk
-/// 2 pp - 1 - r), each running M / 2 micro-batches. The eight phases are
-/// DualPipeV's, counted from the rank's nearer end (h = min(r, pp - 1 - r),
-/// pp / 2 ranks per half); "phase 0" is the copy the rank sits in the first
-/// half of: the first copy on ranks r < pp / 2, the mirrored one beyond.
-/// Needs an even pp and M, M >= 2 pp.
-static std::vector<PipelineStep> dualPipe(const ScheduleShape &s, int64_t r) {
-  int64_t pp = s.stages, M = s.microBatches, half = pp / 2;
-  int64_t h = std::min(r, pp - 1 - r);
-  bool secondHalf = r >= half;
-  bool middle = h == half - 1;
-  // Phase 0 and 1 as chunks, and the next micro-batch of each.
-  int64_t chunk[2] = {r, 2 * pp - 1 - r};
-  int64_t forwards[2] = {0, M / 2}, backwards[2] = {0, M / 2};
-  if (secondHalf) {
-    std::swap(chunk[0], chunk[1]);
-    std::swap(forwards[0], forwards[1]);
-    std::swap(backwards[0], backwards[1]);
-  }
+/// The phases: forwards of phase 0, then of both; phase-1 input gradients
+/// with their weight gradients right after, and forwards; the main phase of
+/// overlapped pairs, a forward of one phase with the whole backward of the
+/// other; the drain, where the middle of the rank's backwards switches to
+/// zero-bubble (weight gradients deferred to a queue that fills the end).
+static std::vector<PipelineStep> dualPipePhases(const DualPipeRank &r) {
+  int64_t half = r.half, h = r.h;
+  int64_t forwards[2] = {r.firstBatch[0], r.firstBatch[1]};
+  int64_t backwards[2] = {r.firstBatch[0], r.firstBatch[1]};
   std::vector<PipelineStep> steps;
   std::vector<PipelineStep> deferred; // weight gradients, oldest first
   auto forward = [&](int phase) {
-    steps.push_back({StepKind::Forward, chunk[phase], forwards[phase]++});
+    steps.push_back({StepKind::Forward, r.chunk[phase], forwards[phase]++});
   };
   auto backward = [&](int phase, bool zeroBubble) {
     int64_t m = backwards[phase]++;
     if (!zeroBubble) {
-      steps.push_back({StepKind::Backward, chunk[phase], m});
+      steps.push_back({StepKind::Backward, r.chunk[phase], m});
       return;
     }
-    steps.push_back({StepKind::InputGrad, chunk[phase], m});
-    deferred.push_back({StepKind::WeightGrad, chunk[phase], m});
+    steps.push_back({StepKind::InputGrad, r.chunk[phase], m});
+    deferred.push_back({StepKind::WeightGrad, r.chunk[phase], m});
   };
   auto weight = [&] {
     steps.push_back(deferred.front());
@@ -219,10 +139,11 @@ static std::vector<PipelineStep> dualPipe(const ScheduleShape &s, int64_t r) {
     weight();
     forward(1);
   }
-  for (int64_t i = 0; i < M / 2 - pp + h + 1; ++i) {
-    if (i == 0 && middle) {
-      // The middle ranks' first pair would wait on the other middle rank's:
-      // run apart, as the repository does.
+  for (int64_t i = 0; i < r.batches - 2 * half + h + 1; ++i) {
+    if (i == 0 && h == half - 1) {
+      // The rank at the turn's first pair would wait on itself (DualPipeV)
+      // or on the other middle rank's (DualPipe): run apart, as the
+      // repository does.
       forward(0);
       backward(1, false);
     } else {
@@ -250,6 +171,31 @@ static std::vector<PipelineStep> dualPipe(const ScheduleShape &s, int64_t r) {
   while (!deferred.empty())
     weight();
   return steps;
+}
+
+/// DualPipeV (DeepSeek, the DualPipe repository's V-shaped schedule cut
+/// from DualPipe): rank r's chunks r (first arm, phase 0) and 2 pp - 1 - r
+/// (second arm), each running all M micro-batches. Needs M >= 2 pp.
+static std::vector<PipelineStep> dualPipeV(const ScheduleShape &s, int64_t r) {
+  int64_t pp = s.stages;
+  return dualPipePhases({{r, 2 * pp - 1 - r}, {0, 0}, pp, r, s.microBatches});
+}
+
+/// DualPipe (DeepSeek-V3 technical report, section 3.2.1; the DualPipe
+/// repository's schedule): rank r holds stage r of the copy fed from rank 0
+/// (chunk r, micro-batches [0, M/2)) and stage pp - 1 - r of the copy fed
+/// from the last rank (chunk 2 pp - 1 - r, [M/2, M)); phase 0 is the first
+/// copy on ranks r < pp / 2, the mirrored one beyond, and h counts from the
+/// rank's nearer end. Needs an even pp and M, M >= 2 pp.
+static std::vector<PipelineStep> dualPipe(const ScheduleShape &s, int64_t r) {
+  int64_t pp = s.stages, M = s.microBatches;
+  DualPipeRank rank{
+      {r, 2 * pp - 1 - r}, {0, M / 2}, pp / 2, std::min(r, pp - 1 - r), M / 2};
+  if (r >= pp / 2) {
+    std::swap(rank.chunk[0], rank.chunk[1]);
+    std::swap(rank.firstBatch[0], rank.firstBatch[1]);
+  }
+  return dualPipePhases(rank);
 }
 
 static StepWeights weightsOf(const ScheduleShape &s, int64_t chunk) {

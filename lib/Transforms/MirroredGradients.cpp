@@ -59,24 +59,31 @@ static LogicalResult sumMirroredGradients(PipelineOp pipe,
                                           FlatSymbolRefAttr grid) {
   SmallVector<PipelineStageOp> stages = getPipelineStages(pipe);
   int64_t pp = int64_t(stages.size()) / 2;
-  int64_t channel = firstFreeChannel(pipe);
+  auto steps = [](PipelineStageOp s) {
+    return llvm::to_vector(s.getBody().front().getOps<OptimizerStepOp>());
+  };
+  // Stage j's updates and its copy's, checked before anything changes.
+  SmallVector<
+      std::pair<SmallVector<OptimizerStepOp>, SmallVector<OptimizerStepOp>>>
+      pairs;
   for (int64_t j = 0; j < pp; ++j) {
-    auto steps = [](PipelineStageOp s) {
-      return llvm::to_vector(s.getBody().front().getOps<OptimizerStepOp>());
-    };
-    SmallVector<OptimizerStepOp> first = steps(stages[j]),
-                                 mirror = steps(stages[pp + j]);
+    auto &[first, mirror] =
+        pairs.emplace_back(steps(stages[j]), steps(stages[pp + j]));
     if (first.size() != mirror.size())
       return stages[pp + j].emitOpError("updates ")
              << mirror.size() << " weights where its mirrored stage " << j
              << " updates " << first.size();
-    // Stage j runs on rank j, its copy on rank pp - 1 - j.
-    int64_t shift = pp - 1 - 2 * j;
-    for (auto [a, m] : llvm::zip(first, mirror)) {
+    for (auto [a, m] : llvm::zip(first, mirror))
       if (a.getGrad().getType() != m.getGrad().getType())
         return m.emitOpError("updates a gradient of type ")
                << m.getGrad().getType() << " where its mirrored copy has "
                << a.getGrad().getType();
+  }
+  int64_t channel = firstFreeChannel(pipe);
+  for (auto [j, pair] : llvm::enumerate(pairs)) {
+    // Stage j runs on rank j, its copy on rank pp - 1 - j.
+    int64_t shift = pp - 1 - 2 * int64_t(j);
+    for (auto [a, m] : llvm::zip(pair.first, pair.second)) {
       addMirrorGradient(a, grid, shift, channel, channel + 1);
       addMirrorGradient(m, grid, -shift, channel + 1, channel);
       channel += 2;
