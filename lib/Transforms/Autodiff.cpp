@@ -179,7 +179,8 @@ static LogicalResult trainProgram(Block &body, Operation *terminator,
       opts.microBatches > 1 ? sym::Expr::symbol("M") : sym::Expr(1);
   if (opts.halfOfMicroBatches)
     count = count.divExact(sym::Expr(2));
-  auto mb = MicrobatchesOp::create(b, loc, gradTypes, ExprAttr::get(ctx, count));
+  auto mb =
+      MicrobatchesOp::create(b, loc, gradTypes, ExprAttr::get(ctx, count));
   mb.getForward().push_back(fwd.release());
   mb.getBackward().push_back(bwd.release());
 

@@ -47,9 +47,9 @@ static void addMirrorGradient(OptimizerStepOp step, FlatSymbolRefAttr grid,
   ArrayAttr pp = b.getStrArrayAttr({"pp"});
   SendOp::create(b, loc, grad, grid, pp, b.getI64IntegerAttr(shift),
                  b.getI64IntegerAttr(out));
-  auto other = RecvOp::create(b, loc, grad.getType(), grid, pp,
-                              b.getI64IntegerAttr(shift),
-                              b.getI64IntegerAttr(in));
+  auto other =
+      RecvOp::create(b, loc, grad.getType(), grid, pp,
+                     b.getI64IntegerAttr(shift), b.getI64IntegerAttr(in));
   auto sum = EwiseOp::create(b, loc, grad.getType(), EwiseKind::add,
                              ValueRange{grad, other}, IntegerAttr());
   step.getGradMutable().assign(sum);

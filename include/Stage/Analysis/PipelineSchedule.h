@@ -110,8 +110,8 @@ double getBubbleFraction(const ScheduleShape &shape);
 /// (chunks 0 .. pp - 1) runs micro-batches [0, M / 2) and its mirrored copy
 /// (chunks pp .. 2 pp - 1) [M / 2, M).
 struct ChunkChain {
-  int64_t first, last;             // chunks, inclusive
-  int64_t firstBatch, endBatch;    // micro-batches [firstBatch, endBatch)
+  int64_t first, last;          // chunks, inclusive
+  int64_t firstBatch, endBatch; // micro-batches [firstBatch, endBatch)
 };
 ChunkChain getChunkChain(const ScheduleShape &shape, int64_t chunk);
 

@@ -73,7 +73,8 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   // The pipeline.
   Option<std::string> schedule{
       *this, "schedule",
-      llvm::cl::desc("gpipe, 1f1b, interleaved, zb-h1, zb-v, dualpipe-v or dualpipe"),
+      llvm::cl::desc(
+          "gpipe, 1f1b, interleaved, zb-h1, zb-v, dualpipe-v or dualpipe"),
       llvm::cl::init("1f1b")};
   Option<int64_t> virtualStages{
       *this, "virtual-stages",
