@@ -2,13 +2,21 @@
 //
 //   stage-trace verify DIR [--prefix=workload] [--groups=FILE] [--jobs=N]
 //   stage-trace stats DIR  [--prefix=workload] [--groups=FILE]
+//   stage-trace show DIR --rank=R [--format=text|json] [--node=ID]
+//   stage-trace timeline DIR [--ranks=0,8,...] [--device=h100] [-o FILE]
 //
 // Works on any generator's traces: <prefix>.<rank>.et for every rank and the
 // communicator groups in <prefix>.json.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Stage/Analysis/DeviceModel.h"
+#include "Stage/Target/ChakraVerify/Show.h"
+#include "Stage/Target/ChakraVerify/Timeline.h"
 #include "Stage/Target/ChakraVerify/Verifier.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -18,7 +26,8 @@ namespace cl = llvm::cl;
 
 static cl::OptionCategory category("stage-trace options");
 static cl::opt<std::string> command(cl::Positional, cl::Required,
-                                    cl::desc("<verify|stats>"), cl::cat(category));
+                                    cl::desc("<verify|stats|show|timeline>"),
+                                    cl::cat(category));
 static cl::opt<std::string> directory(cl::Positional, cl::Required,
                                       cl::desc("<trace directory>"),
                                       cl::cat(category));
@@ -31,6 +40,26 @@ static cl::opt<std::string> groups(
 // LLVM's libraries already register `threads`.
 static cl::opt<unsigned> jobs("jobs", cl::desc("Threads (0: all cores)"),
                               cl::init(0), cl::cat(category));
+static cl::opt<int64_t> rank("rank", cl::desc("show: the rank to print"),
+                            cl::init(-1), cl::cat(category));
+static cl::opt<std::string> format("format",
+                                   cl::desc("show: text (default) or json"),
+                                   cl::init("text"), cl::cat(category));
+static cl::opt<int64_t> node("node",
+                             cl::desc("show: only this node id, with the "
+                                      "nodes that wait for it"),
+                             cl::init(-1), cl::cat(category));
+static cl::opt<std::string>
+    ranks("ranks",
+          cl::desc("timeline: the ranks whose events to write, as 0,8,16 "
+                   "(default 0)"),
+          cl::init("0"), cl::cat(category));
+static cl::opt<std::string> device("device",
+                                   cl::desc("timeline: the roofline device "
+                                            "for nodes without a duration"),
+                                   cl::init("h100"), cl::cat(category));
+static cl::opt<std::string> output("o", cl::desc("timeline: output file"),
+                                   cl::init("-"), cl::cat(category));
 static cl::alias jobsShort("j", cl::desc("Alias for --jobs"),
                            cl::aliasopt(jobs), cl::cat(category));
 
@@ -68,7 +97,73 @@ int main(int argc, char **argv) {
     llvm::outs() << json;
     return 0;
   }
+  if (command == "show") {
+    if (rank < 0) {
+      llvm::errs() << "error: show needs --rank=R\n";
+      return 1;
+    }
+    if (format != "text" && format != "json") {
+      llvm::errs() << "error: --format=" << format
+                   << ": expected text or json\n";
+      return 1;
+    }
+    stage::trace::ShowOptions s;
+    s.rank = rank;
+    s.json = format == "json";
+    if (node >= 0)
+      s.node = uint64_t(node);
+    std::string error = stage::trace::showRank(o, s, llvm::outs());
+    if (!error.empty()) {
+      llvm::errs() << "error: " << error << "\n";
+      return 1;
+    }
+    return 0;
+  }
+  if (command == "timeline") {
+    std::optional<mlir::stage::DeviceModel> d =
+        mlir::stage::getDevicePreset(device);
+    if (!d) {
+      llvm::errs() << "error: --device=" << device
+                   << ": unknown device; presets: "
+                   << mlir::stage::getDevicePresetNames() << "\n";
+      return 1;
+    }
+    stage::trace::TimelineOptions t;
+    t.flops = d->matmulFlops;
+    t.memoryBytes = d->memoryBytes;
+    t.linkBytes = d->linkBytes;
+    t.device = d->name;
+    llvm::SmallVector<llvm::StringRef> parts;
+    llvm::StringRef(ranks).split(parts, ',', -1, false);
+    for (llvm::StringRef p : parts) {
+      int64_t r;
+      if (p.trim().getAsInteger(10, r) || r < 0) {
+        llvm::errs() << "error: --ranks=" << ranks
+                     << ": expected rank numbers separated by commas, as in "
+                        "0,8,16\n";
+        return 1;
+      }
+      t.ranks.push_back(r);
+    }
+    std::string buffer;
+    llvm::raw_string_ostream os(buffer);
+    if (std::string error = stage::trace::writeTimeline(o, t, os);
+        !error.empty()) {
+      llvm::errs() << "error: " << error << "\n";
+      return 1;
+    }
+    std::error_code ec;
+    llvm::ToolOutputFile out(output, ec, llvm::sys::fs::OF_None);
+    if (ec) {
+      llvm::errs() << "error: cannot write " << output << ": " << ec.message()
+                   << "\n";
+      return 1;
+    }
+    out.os() << buffer;
+    out.keep();
+    return 0;
+  }
   llvm::errs() << "error: unknown command '" << command
-               << "'; expected verify or stats\n";
+               << "'; expected verify, stats, show or timeline\n";
   return 1;
 }

@@ -38,6 +38,48 @@ static std::string rankFileName(llvm::StringRef pattern, int64_t rank) {
   return s.substr(0, at) + std::to_string(rank) + s.substr(at + 2);
 }
 
+/// The rank a file name of `pattern` (one `%d`) stands for, or -1.
+static int64_t rankOfFileName(llvm::StringRef pattern, llvm::StringRef name) {
+  size_t at = pattern.find("%d");
+  llvm::StringRef head = pattern.take_front(at), tail = pattern.drop_front(at + 2);
+  if (!name.consume_front(head) || !name.consume_back(tail) || name.empty() ||
+      !llvm::all_of(name, [](char c) { return c >= '0' && c <= '9'; }))
+    return -1;
+  int64_t r;
+  return name.getAsInteger(10, r) ? -1 : r;
+}
+
+/// Staging directories of runs that were killed (SIGKILL leaves no chance
+/// to clean up): `.stage-partial-<pid>` whose process is gone.
+static void removeAbandonedStaging(const std::string &dir) {
+  std::error_code ec;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    llvm::StringRef name = llvm::sys::path::filename(it->path());
+    int pid;
+    if (!name.consume_front(".stage-partial-") || name.getAsInteger(10, pid) ||
+        pid <= 0)
+      continue;
+    if (::kill(pid, 0) == 0 || errno != ESRCH)
+      continue; // a run still writing here
+    (void)llvm::sys::fs::remove_directories(it->path());
+  }
+}
+
+/// Rank files of an earlier, larger set in `dir` (ranks `n` and beyond of
+/// the same name pattern): left there, they would join the new set.
+static void removeStaleRanks(const std::string &dir, llvm::StringRef pattern,
+                             int64_t n) {
+  std::error_code ec;
+  std::vector<std::string> stale;
+  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec))
+    if (rankOfFileName(pattern, llvm::sys::path::filename(it->path())) >= n)
+      stale.push_back(it->path());
+  for (const std::string &f : stale)
+    (void)llvm::sys::fs::remove(f);
+}
+
 namespace {
 std::atomic<bool> interrupted{false};
 extern "C" void onSignal(int) { interrupted = true; }
@@ -108,6 +150,11 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const TraceSet &set,
   if (llvm::StringRef(o.name).count("%d") != 1)
     return emitError(loc) << "--output-name=" << o.name
                           << " must contain %d once (the rank)";
+  if (llvm::StringRef(o.name).find_first_of("/\\") != llvm::StringRef::npos ||
+      llvm::StringRef(o.name).starts_with("."))
+    return emitError(loc) << "--output-name=" << o.name
+                          << " must be a file name inside --output-dir (no "
+                             "directory, not starting with '.')";
 
   WriteStats stats;
   stats.ranks = last - first;
@@ -136,6 +183,7 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const TraceSet &set,
       return abandon("cannot create the output directory " + o.dir + ": " +
                      ec.message());
     }
+    removeAbandonedStaging(o.dir);
     std::string dir = o.dir + "/.stage-partial-" + std::to_string(::getpid());
     if (std::error_code ec = llvm::sys::fs::create_directory(dir))
       return abandon("cannot write to the output directory " + o.dir + ": " +
@@ -232,5 +280,6 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const TraceSet &set,
     return abandon(err);
   }
   (void)llvm::sys::fs::remove_directories(staging);
+  removeStaleRanks(o.dir, o.name, n);
   return stats;
 }

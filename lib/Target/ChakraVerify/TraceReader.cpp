@@ -198,5 +198,8 @@ std::vector<std::string> stage::trace::decodeTrace(const std::string &path,
     n.depsCount = uint32_t(out.deps.size() - n.depsBegin);
     out.nodes.push_back(std::move(n));
   }
+  if (bytes.empty())
+    errors.push_back(path + ": the file is empty (no GlobalMetadata, no "
+                            "nodes): a rank that never ran its generator");
   return errors;
 }

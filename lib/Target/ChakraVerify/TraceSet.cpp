@@ -168,6 +168,11 @@ void loadGroups(const std::string &path, int64_t n, TraceSet &set,
                    std::to_string(*r) + " twice");
       list.push_back(*r);
     }
+    if (list.empty()) {
+      // No member could issue its collectives: ASTRA-sim cannot build it.
+      errors.add(path + ": group " + k.str() + " has no ranks");
+      continue;
+    }
     std::sort(list.begin(), list.end());
     set.groups[id] = std::move(list);
   }
@@ -177,9 +182,13 @@ void loadGroups(const std::string &path, int64_t n, TraceSet &set,
 /// and the statistics need. One function: a single pass over the nodes
 /// checks each and records it.
 void checkRank(const TraceFile &f, int64_t rank, const TraceSet &set,
-               int64_t n, RankGraph &g, Errors &errors) {
+               int64_t n, const TraceSetOptions &o, RankGraph &g,
+               Errors &errors) {
   g.path = f.path;
   g.numNodes = uint32_t(f.nodes.size());
+  if (f.hasMetadata && f.nodes.empty())
+    errors.add(f.path + ": rank " + std::to_string(rank) +
+               " has no nodes (a truncated file, or a rank left out)");
   IdIndex byId(f.nodes);
   for (uint32_t i : byId.duplicates)
     errors.add(where(rank, f.nodes[i]) +
@@ -199,6 +208,8 @@ void checkRank(const TraceFile &f, int64_t rank, const TraceSet &set,
     return true;
   };
   g.type.resize(g.numNodes);
+  if (o.computeSeconds)
+    g.seconds.assign(g.numNodes, 0);
   g.commOf.assign(g.numNodes, -1);
   g.indeg.assign(g.numNodes, 0);
   std::vector<uint32_t> succCount(g.numNodes, 0);
@@ -250,6 +261,9 @@ void checkRank(const TraceFile &f, int64_t rank, const TraceSet &set,
                    ": tensor_size is 0 (the roofline divides by it: the rank stalls)");
       g.stats.flops += node.numOps.raw;
       g.stats.tensorBytes += node.tensorSize.raw;
+      if (o.computeSeconds)
+        g.seconds[i] = float(o.computeSeconds(
+            node.numOps.raw, node.tensorSize.raw, node.durationMicros));
       break;
     case CollNode: {
       if (need(node, node.commType, "comm_type", Int64Val)) {
@@ -419,7 +433,7 @@ bool stage::trace::loadTraceSet(const TraceSetOptions &o, TraceSet &set,
     TraceFile file;
     for (std::string &e : decodeTrace(path, (*buf)->getBuffer(), file))
       errors.add(std::move(e));
-    checkRank(file, r, set, n, set.ranks[r], errors);
+    checkRank(file, r, set, n, o, set.ranks[r], errors);
   });
   return true;
 }

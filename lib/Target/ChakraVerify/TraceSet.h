@@ -72,6 +72,8 @@ struct RankGraph {
   std::vector<CommNode> comm;
   RankStats stats;
   bool namesGroups = false; // a collective names a group
+  /// Per node, the seconds a compute node takes (with computeSeconds).
+  std::vector<float> seconds;
 };
 
 struct TraceSet {

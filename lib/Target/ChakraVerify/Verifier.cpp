@@ -91,6 +91,8 @@ void checkSequences(const TraceSet &set, Errors &errors) {
     } else {
       continue;
     }
+    if (members.empty())
+      continue; // reported when the groups were read
     auto seqOf = [&](int64_t m) -> const Sequence & {
       auto it = byRank.find(m);
       return it == byRank.end() ? none : it->second;

@@ -147,6 +147,24 @@ void commChart(const Report &report, llvm::raw_ostream &os) {
   drawBars(os, rows, legend);
 }
 
+/// How to see the traces themselves in time: the first rank of each stage
+/// (pp coordinate p, every other 0) replayed by `stage-trace timeline`.
+void replayHint(const JobReport &job, int64_t stages, llvm::raw_ostream &os) {
+  int64_t stride = 1;
+  bool inner = false;
+  for (const auto &[axis, degree] : job.axes) {
+    if (inner)
+      stride *= degree;
+    inner |= axis == "pp";
+  }
+  os << "<p>Node by node, from the traces (one rank per stage): "
+        "<code>stage-trace timeline TRACE_DIR --ranks=";
+  for (int64_t p = 0; p < stages; ++p)
+    os << (p ? "," : "") << p * stride;
+  os << " -o timeline.json</code>, opened in ui.perfetto.dev or "
+        "chrome://tracing.</p>\n";
+}
+
 void timelineChart(const PipelineReport &p, llvm::raw_ostream &os) {
   double end = 0;
   for (const auto &stage : p.timeline)
@@ -275,6 +293,7 @@ static void printHtmlBody(const Report &report, llvm::raw_ostream &os) {
     if (report.pipeline) {
       os << "<h2>One iteration, per stage</h2>\n";
       timelineChart(*report.pipeline, os);
+      replayHint(*report.job, report.pipeline->stages, os);
     }
     for (const Section &proto : report.stages.front().sections)
       stageTable(os, report, proto);

@@ -14,6 +14,7 @@
 #define STAGE_TARGET_CHAKRAVERIFY_VERIFIER_H
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ struct TraceSetOptions {
   std::string prefix = "workload"; // files <prefix>.<rank>.et
   std::string groups;              // default: <dir>/<prefix>.json if present
   unsigned threads = 0;            // 0: all cores
+  /// When set, the seconds of each compute node (from its num_ops,
+  /// tensor_size and duration_micros) are kept for a timed replay.
+  std::function<double(uint64_t flops, uint64_t bytes, uint64_t micros)>
+      computeSeconds;
 };
 
 struct VerifyResult {

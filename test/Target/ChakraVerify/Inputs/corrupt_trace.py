@@ -169,6 +169,15 @@ elif defect == "send-to-self":
 elif defect == "peer-out-of-range":
     attr(first(nodes, pb.COMM_SEND_NODE), "comm_dst").int32_val = 64
     write(0, meta, nodes)
+elif defect == "empty-group":
+    groups_edit(lambda g: g.update({"1": []}))
+elif defect == "extra-empty-group":
+    groups_edit(lambda g: g.update({str(max(map(int, g)) + 1): []}))
+elif defect == "empty-file":
+    open(path(dst, 3), "wb").close()
+elif defect == "metadata-only":
+    m3, _ = read(3)
+    write(3, m3, [])
 elif defect == "negative-tag":
     attr(first(nodes, pb.COMM_SEND_NODE), "comm_tag").int32_val = -5
     write(0, meta, nodes)

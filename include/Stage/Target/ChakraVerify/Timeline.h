@@ -1,0 +1,38 @@
+//===- Timeline.h - A trace set replayed in time ----------------*- C++ -*-===//
+//
+// What `stage-trace timeline` writes: an as-soon-as-possible replay of every
+// rank's graph under ASTRA-sim's issue rules, with roofline compute times
+// (or each node's duration_micros) and the report's communication model
+// (ring algorithms over one link), as Chrome/Perfetto trace-event JSON for
+// the ranks asked for: one process per rank, a compute thread and as many
+// communication threads as it has operations in flight at once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STAGE_TARGET_CHAKRAVERIFY_TIMELINE_H
+#define STAGE_TARGET_CHAKRAVERIFY_TIMELINE_H
+
+#include "Stage/Target/ChakraVerify/Verifier.h"
+
+namespace llvm {
+class raw_ostream;
+} // namespace llvm
+
+namespace stage::trace {
+
+struct TimelineOptions {
+  std::vector<int64_t> ranks; // whose events to write
+  /// The device: rates per second.
+  double flops = 0, memoryBytes = 0, linkBytes = 0;
+  std::string device; // its name, recorded in the output
+};
+
+/// Replays the set and writes the ranks' events to `os`. An error message
+/// when the set does not load cleanly, a rank is out of range, or the
+/// replay does not finish (`stage-trace verify` says why).
+std::string writeTimeline(const TraceSetOptions &o, const TimelineOptions &t,
+                          llvm::raw_ostream &os);
+
+} // namespace stage::trace
+
+#endif // STAGE_TARGET_CHAKRAVERIFY_TIMELINE_H

@@ -1,0 +1,373 @@
+//===- Timeline.cpp - A trace set replayed in time ------------------------===//
+//
+// A discrete-event replay of every rank under the issue rules of the
+// verifier's abstract run (Verifier.cpp), now with times: a rank runs one
+// compute node at a time, ready nodes in file order; a group's collectives
+// run one at a time on their own stream, sends on one more, and a
+// collective starts when its last member issues it; a receive ends when
+// its message has arrived. Compute takes the seconds the set was loaded
+// with (duration_micros, else the roofline); a collective takes its ring
+// algorithm's bytes over one link (all-reduce 2 (n-1)/n of its size,
+// reduce-scatter and all-to-all (n-1)/n, all-gather (n-1) times its input),
+// a message its size over the link: the report's model.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Stage/Target/ChakraVerify/Timeline.h"
+
+#include "TraceReader.h"
+#include "TraceSet.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <map>
+#include <queue>
+#include <set>
+#include <unordered_map>
+
+using namespace stage::trace;
+
+namespace {
+
+struct Span {
+  uint32_t node;
+  double start, end;
+  uint32_t lane; // 0: compute; 1, 2, ...: communication
+};
+
+/// A message as it is matched: (source, destination, tag, size).
+using Message = std::tuple<int64_t, int64_t, int64_t, int64_t>;
+
+class Replay {
+public:
+  Replay(const TraceSet &set, const TimelineOptions &t,
+         const std::set<int64_t> &shown)
+      : set(set), t(t), shown(shown), st(set.ranks.size()) {}
+
+  /// Runs the set; false if some rank does not finish.
+  bool run();
+  /// The spans of rank `r` (one of `shown`).
+  const std::vector<Span> &spans(int64_t r) { return st[r].spans; }
+  double end() const { return makespan; }
+
+private:
+  /// A stream of communication: a group's collectives (its id), sends (-1).
+  using Stream = int64_t;
+  struct RankState {
+    std::vector<uint32_t> indeg;
+    std::vector<double> readyAt;
+    std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>>
+        compute;
+    std::map<Stream, std::priority_queue<uint32_t, std::vector<uint32_t>,
+                                         std::greater<>>>
+        comm;
+    bool computeBusy = false;
+    std::set<Stream> busy;
+    std::unordered_map<int64_t, int64_t> issued; // group -> collectives
+    size_t done = 0;
+    std::vector<Span> spans;
+    std::vector<double> laneFree; // communication lanes' ends
+  };
+  struct Event {
+    double time;
+    uint64_t seq;
+    int64_t rank;
+    uint32_t node;
+    bool operator>(const Event &o) const {
+      return std::tie(time, seq) > std::tie(o.time, o.seq);
+    }
+  };
+  struct MessageHash {
+    size_t operator()(const Message &m) const {
+      auto [a, b, c, d] = m;
+      uint64_t h = uint64_t(a) * 0x9E3779B97F4A7C15ull;
+      for (int64_t v : {b, c, d})
+        h = (h ^ uint64_t(v)) * 0xBF58476D1CE4E5B9ull + (h >> 29);
+      return size_t(h);
+    }
+  };
+
+  const CommNode &commOf(int64_t r, uint32_t i) const {
+    const RankGraph &g = set.ranks[r];
+    return g.comm[g.commOf[i]];
+  }
+  int64_t groupSize(int64_t group) const {
+    if (group == 0)
+      return int64_t(set.ranks.size());
+    auto it = set.groups.find(group);
+    return it == set.groups.end() ? 1 : int64_t(it->second.size());
+  }
+  double commSeconds(const CommNode &c) const {
+    double n = double(groupSize(c.group)), size = double(c.size), sent = size;
+    if (c.type == CollNode) {
+      switch (c.commType) {
+      case 0: sent = 2 * (n - 1) / n * size; break; // all-reduce
+      case 2: sent = (n - 1) * size; break;         // all-gather
+      default: sent = (n - 1) / n * size; break;    // reduce-scatter, a2a
+      }
+    }
+    return t.linkBytes > 0 ? sent / t.linkBytes : 0;
+  }
+  void schedule(int64_t r, uint32_t i, double end) {
+    events.push({end, seq++, r, i});
+  }
+  void record(int64_t r, uint32_t i, double start, double end, bool compute) {
+    if (!shown.count(r))
+      return;
+    RankState &s = st[r];
+    uint32_t lane = 0;
+    if (!compute) {
+      size_t k = 0;
+      while (k < s.laneFree.size() && s.laneFree[k] > start + 1e-15)
+        ++k;
+      if (k == s.laneFree.size())
+        s.laneFree.push_back(0);
+      s.laneFree[k] = end;
+      lane = uint32_t(k + 1);
+    }
+    s.spans.push_back({i, start, end, lane});
+  }
+  void ready(int64_t r, uint32_t i, double now);
+  void dispatch(int64_t r, double now);
+  void issueCollective(int64_t r, uint32_t i, double now);
+
+  const TraceSet &set;
+  const TimelineOptions &t;
+  const std::set<int64_t> &shown;
+  std::vector<RankState> st;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+  uint64_t seq = 0;
+  double makespan = 0;
+  /// Per (group, sequence number): the members that issued it, and when.
+  struct Issue {
+    int64_t rank;
+    uint32_t node;
+    double at;
+  };
+  std::map<std::pair<int64_t, int64_t>, std::vector<Issue>> arrived;
+  std::unordered_map<Message, std::vector<double>, MessageHash> inTransit;
+  std::unordered_map<Message, std::vector<std::pair<int64_t, uint32_t>>,
+                     MessageHash>
+      waiting;
+};
+
+void Replay::ready(int64_t r, uint32_t i, double now) {
+  RankState &s = st[r];
+  s.readyAt[i] = now;
+  uint8_t type = set.ranks[r].type[i];
+  if (type == RecvNode) {
+    const CommNode &c = commOf(r, i);
+    Message m{c.src, c.dst, c.tag, c.size};
+    auto it = inTransit.find(m);
+    if (it != inTransit.end() && !it->second.empty()) {
+      double arrival = it->second.front();
+      it->second.erase(it->second.begin());
+      double end = std::max(now, arrival);
+      record(r, i, now, end, false);
+      schedule(r, i, end);
+    } else {
+      waiting[m].push_back({r, i});
+    }
+    return;
+  }
+  if (type == SendNode)
+    s.comm[-1].push(i);
+  else if (type == CollNode)
+    s.comm[commOf(r, i).group].push(i);
+  else
+    s.compute.push(i);
+}
+
+void Replay::issueCollective(int64_t r, uint32_t i, double now) {
+  const CommNode &c = commOf(r, i);
+  RankState &s = st[r];
+  int64_t k = s.issued[c.group]++;
+  auto &members = arrived[{c.group, k}];
+  members.push_back({r, i, now});
+  if (int64_t(members.size()) < groupSize(c.group))
+    return;
+  // The last member has issued it: it runs now on every member, each of
+  // which has held it in flight since it issued it.
+  double end = now + commSeconds(c);
+  for (const Issue &m : members) {
+    record(m.rank, m.node, m.at, end, false);
+    schedule(m.rank, m.node, end);
+  }
+  arrived.erase({c.group, k});
+}
+
+void Replay::dispatch(int64_t r, double now) {
+  RankState &s = st[r];
+  const RankGraph &g = set.ranks[r];
+  if (!s.computeBusy && !s.compute.empty()) {
+    uint32_t i = s.compute.top();
+    s.compute.pop();
+    double end = now + (g.seconds.empty() ? 0 : double(g.seconds[i]));
+    s.computeBusy = true;
+    record(r, i, now, end, true);
+    schedule(r, i, end);
+  }
+  for (auto &[stream, queue] : s.comm) {
+    if (queue.empty() || s.busy.count(stream))
+      continue;
+    uint32_t i = queue.top();
+    queue.pop();
+    s.busy.insert(stream);
+    const CommNode &c = commOf(r, i);
+    if (c.type == CollNode) {
+      issueCollective(r, i, now);
+      continue;
+    }
+    double end = now + commSeconds(c);
+    record(r, i, now, end, false);
+    schedule(r, i, end);
+    Message m{c.src, c.dst, c.tag, c.size};
+    auto w = waiting.find(m);
+    if (w != waiting.end() && !w->second.empty()) {
+      auto [rr, ri] = w->second.front();
+      w->second.erase(w->second.begin());
+      record(rr, ri, st[rr].readyAt[ri], end, false);
+      schedule(rr, ri, end);
+    } else {
+      inTransit[m].push_back(end);
+    }
+  }
+}
+
+bool Replay::run() {
+  int64_t n = int64_t(set.ranks.size());
+  for (int64_t r = 0; r < n; ++r) {
+    st[r].indeg = set.ranks[r].indeg;
+    st[r].readyAt.assign(set.ranks[r].numNodes, 0);
+  }
+  for (int64_t r = 0; r < n; ++r) {
+    for (uint32_t i = 0; i < set.ranks[r].numNodes; ++i)
+      if (!st[r].indeg[i])
+        ready(r, i, 0);
+    dispatch(r, 0);
+  }
+  while (!events.empty()) {
+    Event e = events.top();
+    events.pop();
+    RankState &s = st[e.rank];
+    const RankGraph &g = set.ranks[e.rank];
+    makespan = std::max(makespan, e.time);
+    uint8_t type = g.type[e.node];
+    if (type == CompNode || type == MemLoad || type == MemStore)
+      s.computeBusy = false;
+    else if (type == SendNode)
+      s.busy.erase(-1);
+    else if (type == CollNode)
+      s.busy.erase(commOf(e.rank, e.node).group);
+    ++s.done;
+    for (uint32_t k = g.succStart[e.node]; k < g.succStart[e.node + 1]; ++k)
+      if (--s.indeg[g.succ[k]] == 0)
+        ready(e.rank, g.succ[k], e.time);
+    dispatch(e.rank, e.time);
+  }
+  for (int64_t r = 0; r < n; ++r)
+    if (st[r].done != set.ranks[r].numNodes)
+      return false;
+  return true;
+}
+
+} // namespace
+
+std::string stage::trace::writeTimeline(const TraceSetOptions &options,
+                                        const TimelineOptions &t,
+                                        llvm::raw_ostream &os) {
+  TraceSetOptions o = options;
+  double flops = t.flops, memory = t.memoryBytes;
+  o.computeSeconds = [flops, memory](uint64_t ops, uint64_t bytes,
+                                     uint64_t micros) {
+    if (micros)
+      return double(micros) * 1e-6;
+    return std::max(flops > 0 ? double(ops) / flops : 0.0,
+                    memory > 0 ? double(bytes) / memory : 0.0);
+  };
+  Errors errors;
+  TraceSet set;
+  bool loaded = loadTraceSet(o, set, errors);
+  bool truncated;
+  std::vector<std::string> problems = errors.take(truncated);
+  if (!loaded || !problems.empty())
+    return (problems.empty() ? std::string("cannot read the trace set")
+                             : problems.front()) +
+           " (stage-trace verify lists every problem)";
+  int64_t n = int64_t(set.ranks.size());
+  std::set<int64_t> shown;
+  for (int64_t r : t.ranks) {
+    if (r < 0 || r >= n)
+      return "--ranks: rank " + std::to_string(r) + " is not one of the " +
+             std::to_string(n) + " ranks";
+    shown.insert(r);
+  }
+  Replay replay(set, t, shown);
+  if (!replay.run())
+    return "the replay does not finish: some ranks wait forever "
+           "(stage-trace verify says where)";
+
+  llvm::json::OStream j(os);
+  j.object([&] {
+    j.attribute("displayTimeUnit", "ms");
+    j.attributeObject("otherData", [&] {
+      j.attribute("generator", "stage-trace timeline");
+      j.attribute("device", t.device);
+      j.attribute("ranks", n);
+      j.attribute("iteration_seconds", replay.end());
+    });
+    j.attributeArray("traceEvents", [&] {
+      for (int64_t r : shown) {
+        // The names, ids and sizes from the rank's file.
+        std::string path =
+            o.dir + "/" + o.prefix + "." + std::to_string(r) + ".et";
+        auto buf = llvm::MemoryBuffer::getFile(path, false, false);
+        TraceFile file;
+        if (buf)
+          (void)decodeTrace(path, (*buf)->getBuffer(), file);
+        auto meta = [&](const char *what, int64_t tid, const std::string &name) {
+          j.object([&] {
+            j.attribute("ph", "M");
+            j.attribute("name", what);
+            j.attribute("pid", r);
+            j.attribute("tid", tid);
+            j.attributeObject("args", [&] { j.attribute("name", name); });
+          });
+        };
+        meta("process_name", 0, "rank " + std::to_string(r));
+        uint32_t lanes = 0;
+        for (const Span &s : replay.spans(r))
+          lanes = std::max(lanes, s.lane);
+        meta("thread_name", 0, "compute");
+        for (uint32_t l = 1; l <= lanes; ++l)
+          meta("thread_name", l, "communication " + std::to_string(l));
+        for (const Span &s : replay.spans(r)) {
+          const Node *node =
+              s.node < file.nodes.size() ? &file.nodes[s.node] : nullptr;
+          j.object([&] {
+            j.attribute("name", node ? std::string(node->name) : "node");
+            j.attribute("cat", s.lane ? "communication" : "compute");
+            j.attribute("ph", "X");
+            j.attribute("ts", s.start * 1e6);
+            j.attribute("dur", (s.end - s.start) * 1e6);
+            j.attribute("pid", r);
+            j.attribute("tid", int64_t(s.lane));
+            if (node)
+              j.attributeObject("args", [&] {
+                j.attribute("id", int64_t(node->id));
+                if (node->type == CompNode)
+                  j.attribute("flops", int64_t(node->numOps.raw));
+                else
+                  j.attribute("bytes", int64_t(node->commSize.raw));
+              });
+          });
+        }
+      }
+    });
+  });
+  os << "\n";
+  return "";
+}
