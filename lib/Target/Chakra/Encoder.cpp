@@ -73,6 +73,7 @@ std::string encodeHead(uint64_t id, const TraceNode &n) {
   case NodeKind::Collective:
     attrInt64(s, "comm_type", n.commType);
     attrInt64(s, "comm_size", int64_t(n.bytes));
+    attrInt32(s, "comm_tag", int32_t(n.tag));
     break;
   case NodeKind::Send:
   case NodeKind::Recv:

@@ -129,6 +129,9 @@ uint32_t NodeEmitter::addCollective(std::string name, int commType,
   n.name = std::move(name);
   n.commType = commType;
   n.group = groupOf(axes);
+  // Its place in the group's sequence, the same on every member (they
+  // issue one sequence): distinguishes two collectives of one group.
+  n.tag = collectivesOf[n.group]++;
   n.bytes = bytes;
   n.deps = std::move(deps);
   int chain = overlap.tp ? n.group : -1;

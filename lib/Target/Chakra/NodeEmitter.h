@@ -181,6 +181,8 @@ private:
   /// The last node of each chain of communication: per group (and one for
   /// sends) under overlap `tp`, else one per rank (key -1).
   llvm::DenseMap<int, uint32_t> lastComm;
+  /// Per group, the collectives emitted so far.
+  llvm::DenseMap<int, int64_t> collectivesOf;
   /// Ops emitted as part of a coalesced collective.
   llvm::SmallPtrSet<Operation *, 16> coalesced;
   /// Called with the next compute node added (then cleared): a layer's

@@ -34,7 +34,7 @@ struct TraceNode {
   int commType = 0;      // collective
   int group = -1;        // collective: index into Workload::groupAxes
   int64_t shift = 0;     // send/recv: peer is `shift` steps along pp
-  int64_t tag = 0;       // send/recv
+  int64_t tag = 0;       // send/recv; collective: its index in the group
   /// Send/recv: the peer's rank, when it is not along pp (-1: `shift`;
   /// below -1: a handoff peer, ClassTemplate::handoffPeer).
   int64_t peer = -1;

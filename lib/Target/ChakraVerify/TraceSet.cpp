@@ -280,6 +280,10 @@ void checkRank(const TraceFile &f, int64_t rank, const TraceSet &set,
         errors.add(where(rank, node) + ": comm_size must be positive");
       c.commType = node.commType.raw;
       c.size = int64_t(node.commSize.raw);
+      // Optional: its place in the group's sequence.
+      c.tag = node.commTag.present && node.commTag.member == Int32Val
+                  ? asInt32(node.commTag.raw)
+                  : -1;
       g.stats.collectiveBytes[commTypeName(c.commType)] += node.commSize.raw;
       if (node.pgName.present) {
         if (node.pgName.member != StringVal) {

@@ -73,13 +73,34 @@ void checkPairs(const TraceSet &set, Errors &errors) {
 /// Every member of a group issues the same sequence of collectives.
 void checkSequences(const TraceSet &set, Errors &errors) {
   int64_t n = set.ranks.size();
-  using Sequence = std::vector<std::pair<uint64_t, int64_t>>;
+  struct Issued {
+    uint64_t type;
+    int64_t size, tag;
+    bool operator==(const Issued &o) const {
+      return type == o.type && size == o.size && tag == o.tag;
+    }
+  };
+  using Sequence = std::vector<Issued>;
   // group -> rank -> its collectives in that group, in issue order.
   std::map<int64_t, std::unordered_map<int64_t, Sequence>> sequences;
-  for (int64_t r = 0; r < n; ++r)
-    for (const CommNode &c : set.ranks[r].comm)
-      if (c.type == CollNode && c.group >= 0)
-        sequences[c.group][r].push_back({c.commType, c.size});
+  for (int64_t r = 0; r < n; ++r) {
+    // A comm_tag, where written, is the collective's place in its group's
+    // sequence: unique, so that a synchronizer matching on it cannot pair
+    // two collectives of one group.
+    std::map<std::pair<int64_t, int64_t>, const CommNode *> tagged;
+    for (const CommNode &c : set.ranks[r].comm) {
+      if (c.type != CollNode || c.group < 0)
+        continue;
+      sequences[c.group][r].push_back({c.commType, c.size, c.tag});
+      if (c.tag < 0)
+        continue;
+      auto [it, fresh] = tagged.try_emplace({c.group, c.tag}, &c);
+      if (!fresh)
+        errors.add(c.where(r) + ": comm_tag " + std::to_string(c.tag) +
+                   " repeats that of " + it->second->where(r) +
+                   " in the same group");
+    }
+  }
   const Sequence none;
   for (auto &[id, byRank] : sequences) {
     std::vector<int64_t> members;
@@ -106,13 +127,21 @@ void checkSequences(const TraceSet &set, Errors &errors) {
       while (i < common && seq[i] == reference[i])
         ++i;
       std::string g = id ? "group " + std::to_string(id) : std::string("all ranks");
-      if (i < common)
+      if (i < common && seq[i].type == reference[i].type &&
+          seq[i].size == reference[i].size)
         errors.add(g + ": collective " + std::to_string(i) + " of rank " +
-                   std::to_string(m) + " is " + commTypeName(seq[i].first) +
-                   " of " + std::to_string(seq[i].second) + " bytes but rank " +
+                   std::to_string(m) + " has comm_tag " +
+                   std::to_string(seq[i].tag) + " but rank " +
+                   std::to_string(members.front()) + "'s has " +
+                   std::to_string(reference[i].tag) +
+                   ": a synchronizer matching tags pairs other collectives");
+      else if (i < common)
+        errors.add(g + ": collective " + std::to_string(i) + " of rank " +
+                   std::to_string(m) + " is " + commTypeName(seq[i].type) +
+                   " of " + std::to_string(seq[i].size) + " bytes but rank " +
                    std::to_string(members.front()) + " issues " +
-                   commTypeName(reference[i].first) + " of " +
-                   std::to_string(reference[i].second) +
+                   commTypeName(reference[i].type) + " of " +
+                   std::to_string(reference[i].size) +
                    " bytes: the group hangs");
       else
         errors.add(g + ": rank " + std::to_string(m) + " issues " +

@@ -169,6 +169,16 @@ elif defect == "send-to-self":
 elif defect == "peer-out-of-range":
     attr(first(nodes, pb.COMM_SEND_NODE), "comm_dst").int32_val = 64
     write(0, meta, nodes)
+elif defect == "collective-tag":
+    # The first collective's comm_tag differs from its peer's (rank 1).
+    attr(first(nodes, pb.COMM_COLL_NODE), "comm_tag").int32_val = 77
+    write(0, meta, nodes)
+elif defect == "repeated-tag":
+    colls = [n for n in nodes if n.type == pb.COMM_COLL_NODE]
+    group = attr(colls[0], "pg_name").string_val
+    same = [n for n in colls if attr(n, "pg_name").string_val == group]
+    attr(same[1], "comm_tag").int32_val = attr(same[0], "comm_tag").int32_val
+    write(0, meta, nodes)
 elif defect == "empty-group":
     groups_edit(lambda g: g.update({"1": []}))
 elif defect == "extra-empty-group":
