@@ -45,6 +45,12 @@ struct ChakraOptions {
                      "least this size, as PyTorch DDP (0: one collective per "
                      "gradient and layer)"),
       llvm::cl::init("25MiB")};
+  llvm::cl::opt<bool> ioInfo{
+      "io-info",
+      llvm::cl::desc("--stage-to-chakra: give every node the inputs and "
+                     "outputs (tensor, bytes) ASTRA-sim's memory tracker "
+                     "reads (off: about three times the bytes)"),
+      llvm::cl::init(false)};
   llvm::cl::opt<int64_t> rank{
       "rank",
       llvm::cl::desc("--stage-to-chakra: print rank R's trace as JSON lines "
@@ -106,7 +112,8 @@ static FailureOr<Workload> buildCheckedWorkload(ModuleOp module,
   if (failed(device))
     return failure();
   FailureOr<Workload> w =
-      buildWorkload(module, *b, *device ? &**device : nullptr, bucketBytes);
+      buildWorkload(module, *b, *device ? &**device : nullptr, bucketBytes,
+                    chakraOptions().ioInfo);
   if (failed(w) || failed(checkWorkload(*w, module.getLoc())))
     return failure();
   return w;

@@ -37,6 +37,16 @@ void attrBool(std::string &node, llvm::StringRef name, bool v) {
   varintField(a, field::AttrBool, v ? 1 : 0);
   bytesField(node, field::NodeAttr, a);
 }
+/// A string_list attribute (written even when empty: the member is there).
+void attrStringList(std::string &node, llvm::StringRef name,
+                    ArrayRef<std::string> values) {
+  std::string list, a;
+  for (const std::string &v : values)
+    bytesField(list, field::ListValues, v);
+  bytesField(a, field::AttrName, name);
+  bytesField(a, field::AttrStringList, list);
+  bytesField(node, field::NodeAttr, a);
+}
 void attrString(std::string &node, llvm::StringRef name, llvm::StringRef v) {
   std::string a;
   bytesField(a, field::AttrName, name);
@@ -44,9 +54,28 @@ void attrString(std::string &node, llvm::StringRef name, llvm::StringRef v) {
   bytesField(node, field::NodeAttr, a);
 }
 
+/// ASTRA-sim's memory tracker's view of node `id`: the tensors it reads (the
+/// outputs of the nodes whose data it takes) and the one it writes, as
+/// string lists of (name, bytes) pairs; a node's output is named after it.
+void attrIOInfo(std::string &s, uint64_t id, const TraceNode &n,
+                ArrayRef<TraceNode> nodes) {
+  std::vector<std::string> in, out;
+  for (uint32_t d : ArrayRef<uint32_t>(n.deps).take_front(n.dataDeps)) {
+    in.push_back("t" + std::to_string(d));
+    in.push_back(std::to_string(nodes[d].outBytes));
+  }
+  if (n.outBytes) {
+    out.push_back("t" + std::to_string(id));
+    out.push_back(std::to_string(n.outBytes));
+  }
+  attrStringList(s, "inputs", in);
+  attrStringList(s, "outputs", out);
+}
+
 /// The fields every rank shares: id, name, type, deps, duration and the
 /// attributes that do not depend on the rank.
-std::string encodeHead(uint64_t id, const TraceNode &n) {
+std::string encodeHead(uint64_t id, const TraceNode &n,
+                       ArrayRef<TraceNode> nodes, bool ioInfo) {
   std::string s;
   if (id)
     varintField(s, field::NodeId, id);
@@ -81,6 +110,8 @@ std::string encodeHead(uint64_t id, const TraceNode &n) {
     attrInt32(s, "comm_tag", int32_t(n.tag));
     break;
   }
+  if (ioInfo)
+    attrIOInfo(s, id, n, nodes);
   return s;
 }
 } // namespace
@@ -95,7 +126,7 @@ std::string mlir::stage::chakra::encodeMetadata() {
 ClassTemplate::ClassTemplate(const Workload &w, const ClassTrace &trace) {
   fixed = encodeMetadata();
   for (auto [id, n] : llvm::enumerate(trace.nodes)) {
-    std::string head = encodeHead(id, n);
+    std::string head = encodeHead(id, n, trace.nodes, w.ioInfo);
     if (n.kind == NodeKind::Compute) {
       framed(fixed, head);
       continue;

@@ -153,7 +153,7 @@ LogicalResult GradientBucketer::onGradientReady(ArrayRef<unsigned> grads,
   } else {
     // Every later micro-batch adds its gradients into the sums: one kernel
     // for what became ready together (a layer's gradients).
-    uint64_t elements = 0, bytes = 0;
+    uint64_t elements = 0, bytes = 0, written = 0;
     llvm::SmallSetVector<uint32_t, 8> d;
     for (auto [g, gd] : llvm::zip(grads, deps)) {
       FailureOr<uint64_t> n =
@@ -164,12 +164,13 @@ LogicalResult GradientBucketer::onGradientReady(ArrayRef<unsigned> grads,
       elements += part;
       // Read the running sum and the new gradient, write the sum.
       bytes += 3 * part * uint64_t(c.types[g].getElementBytes());
+      written += part * uint64_t(c.types[g].getElementBytes());
       d.insert(gd.begin(), gd.end());
       Deps &before = sum(g);
       d.insert(before.begin(), before.end());
     }
     uint32_t id = emitter.addVectorNode("acc:grad_accumulate", elements, bytes,
-                                        Deps(d.begin(), d.end()));
+                                        Deps(d.begin(), d.end()), written);
     for (unsigned g : grads)
       sum(g) = {id};
   }

@@ -102,6 +102,8 @@ LogicalResult NodeEmitter::emitCompute(Operation *op, Cost cost) {
   n.bytes = std::max<uint64_t>(*b, 1);
   n.micros = micros(double(*c), double(*o), double(*b));
   n.deps = deps;
+  n.dataDeps = uint32_t(deps.size());
+  n.outBytes = resultBytes(op);
   uint32_t id = addNode(std::move(n));
   // Collectives within the op (a vocabulary-parallel cross-entropy's),
   // after its kernel; its result waits for them.
@@ -134,6 +136,7 @@ uint32_t NodeEmitter::addCollective(std::string name, int commType,
   n.tag = collectivesOf[n.group]++;
   n.bytes = bytes;
   n.deps = std::move(deps);
+  n.dataDeps = uint32_t(n.deps.size());
   int chain = overlap.tp ? n.group : -1;
   joinChain(n, chain);
   uint32_t id = addNode(std::move(n));
@@ -175,6 +178,7 @@ LogicalResult NodeEmitter::emitComm(Operation *op) {
       addComm(op, depsOf(op->getOperands()), *bytes, phase);
   if (failed(id))
     return failure();
+  trace.nodes[*id].outBytes = resultBytes(op);
   for (Value r : op->getResults())
     env[r] = Produced{{*id}, {}};
   return success();
@@ -197,6 +201,7 @@ FailureOr<uint32_t> NodeEmitter::addComm(Operation *op, Deps deps,
   n.name = std::move(name);
   n.bytes = bytes;
   n.deps = std::move(deps);
+  n.dataDeps = uint32_t(n.deps.size());
   bool slot = !isa<RecvOp>(op);
   // Sends keep their order among themselves (their own chain under `tp`).
   int chain = overlap.tp ? -2 : -1;
@@ -468,10 +473,24 @@ uint64_t NodeEmitter::micros(double contraction, double other,
       1, uint64_t(std::ceil(device->seconds(contraction, other, bytes) * 1e6)));
 }
 
+uint64_t NodeEmitter::resultBytes(Operation *op) {
+  if (!w.ioInfo)
+    return 0;
+  uint64_t total = 0;
+  for (Value r : op->getResults())
+    if (auto t = dyn_cast<SymTensorType>(r.getType()))
+      if (sym::Result<int64_t> n = t.getNumElements().evaluate(*bindings))
+        total += uint64_t(*n) * uint64_t(t.getElementBytes());
+  return total;
+}
+
 uint32_t NodeEmitter::addVectorNode(StringRef name, uint64_t elements,
-                                    uint64_t bytes, Deps deps) {
+                                    uint64_t bytes, Deps deps,
+                                    uint64_t outBytes) {
   TraceNode n;
   n.name = name.str();
+  n.dataDeps = uint32_t(deps.size());
+  n.outBytes = outBytes;
   // Consumers divide by these: never 0.
   n.flops = std::max<uint64_t>(elements, 1);
   n.bytes = std::max<uint64_t>(bytes, 1);

@@ -87,9 +87,11 @@ public:
   /// the communication chain.
   uint32_t addHandoff(NodeKind kind, int64_t group, Deps deps);
   /// A compute node not of an op (gradient accumulation), of `elements`
-  /// vector FLOPs and `bytes`.
+  /// vector FLOPs and `bytes`, writing `outBytes`.
   uint32_t addVectorNode(StringRef name, uint64_t elements, uint64_t bytes,
-                         Deps deps);
+                         Deps deps, uint64_t outBytes = 0);
+  /// What `op`'s results hold, with --io-info (else 0).
+  uint64_t resultBytes(Operation *op);
   /// The node of communication op `op` with `deps` and `bytes`, named
   /// `phaseName:op`.
   FailureOr<uint32_t> addComm(Operation *op, Deps deps, uint64_t bytes,

@@ -203,8 +203,9 @@ static FailureOr<func::FuncOp> getEmittableFunction(ModuleOp module,
 FailureOr<Workload>
 mlir::stage::chakra::buildWorkload(ModuleOp module, const sym::Bindings &b,
                                    const DeviceModel *device,
-                                   uint64_t gradientBucketBytes) {
+                                   uint64_t gradientBucketBytes, bool ioInfo) {
   Workload w;
+  w.ioInfo = ioInfo;
   if (GridOp grid = getGrid(module)) {
     for (const std::string &axis : grid.getAxisNames()) {
       auto it = b.find(axis);

@@ -42,6 +42,11 @@ struct TraceNode {
   /// for the messages each rank sends or receives (KVHandoff.h).
   bool handoff = false;
   SmallVector<uint32_t, 4> deps;
+  /// With --io-info: the leading `dataDeps` of `deps` are the nodes whose
+  /// outputs this one reads (the others only order it), and `outBytes` what
+  /// it writes.
+  uint32_t dataDeps = 0;
+  uint64_t outBytes = 0;
 };
 
 /// The part of a KV cache the ranks of a class hold: which layers,
@@ -77,6 +82,8 @@ struct Workload {
   std::vector<ClassTrace> classes;
   /// A serving program's groups of requests (micro-batches); 0: training.
   int64_t servingGroups = 0;
+  /// Nodes carry `inputs`/`outputs` (ASTRA-sim's memory tracker).
+  bool ioInfo = false;
 
   int64_t getNumRanks() const {
     int64_t n = 1;
@@ -93,10 +100,12 @@ constexpr uint64_t kDefaultGradientBucketBytes = 25ull << 20;
 /// `module` (a training step, or a serving run: ServingWorkload.h) into
 /// per-stage node lists. Gradient reductions are issued in
 /// buckets of at least `gradientBucketBytes` (0: one per gradient and
-/// layer). Errors go to the module's location.
+/// layer); with `ioInfo` nodes record what they read and write. Errors go
+/// to the module's location.
 FailureOr<Workload>
 buildWorkload(ModuleOp module, const sym::Bindings &b, const DeviceModel *device,
-              uint64_t gradientBucketBytes = kDefaultGradientBucketBytes);
+              uint64_t gradientBucketBytes = kDefaultGradientBucketBytes,
+              bool ioInfo = false);
 
 } // namespace mlir::stage::chakra
 
