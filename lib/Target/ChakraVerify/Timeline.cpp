@@ -90,9 +90,8 @@ private:
     }
   };
 
-  const CommNode &commOf(int64_t r, uint32_t i) const {
-    const RankGraph &g = set.ranks[r];
-    return g.comm[g.commOf[i]];
+  CommNode commOf(int64_t r, uint32_t i) const {
+    return set.ranks[r].commOfNode(i, r);
   }
   int64_t groupSize(int64_t group) const {
     if (group == 0)
@@ -157,9 +156,9 @@ private:
 void Replay::ready(int64_t r, uint32_t i, double now) {
   RankState &s = st[r];
   s.readyAt[i] = now;
-  uint8_t type = set.ranks[r].type[i];
+  uint8_t type = set.ranks[r].graph->type[i];
   if (type == RecvNode) {
-    const CommNode &c = commOf(r, i);
+    CommNode c = commOf(r, i);
     Message m{c.src, c.dst, c.tag, c.size};
     auto it = inTransit.find(m);
     if (it != inTransit.end() && !it->second.empty()) {
@@ -182,7 +181,7 @@ void Replay::ready(int64_t r, uint32_t i, double now) {
 }
 
 void Replay::issueCollective(int64_t r, uint32_t i, double now) {
-  const CommNode &c = commOf(r, i);
+  CommNode c = commOf(r, i);
   RankState &s = st[r];
   int64_t k = s.issued[c.group]++;
   auto &members = arrived[{c.group, k}];
@@ -201,7 +200,7 @@ void Replay::issueCollective(int64_t r, uint32_t i, double now) {
 
 void Replay::dispatch(int64_t r, double now) {
   RankState &s = st[r];
-  const RankGraph &g = set.ranks[r];
+  const ClassGraph &g = *set.ranks[r].graph;
   if (!s.computeBusy && !s.compute.empty()) {
     uint32_t i = s.compute.top();
     s.compute.pop();
@@ -216,7 +215,7 @@ void Replay::dispatch(int64_t r, double now) {
     uint32_t i = queue.top();
     queue.pop();
     s.busy.insert(stream);
-    const CommNode &c = commOf(r, i);
+    CommNode c = commOf(r, i);
     if (c.type == CollNode) {
       issueCollective(r, i, now);
       continue;
@@ -240,11 +239,11 @@ void Replay::dispatch(int64_t r, double now) {
 bool Replay::run() {
   int64_t n = int64_t(set.ranks.size());
   for (int64_t r = 0; r < n; ++r) {
-    st[r].indeg = set.ranks[r].indeg;
-    st[r].readyAt.assign(set.ranks[r].numNodes, 0);
+    st[r].indeg = set.ranks[r].graph->indeg;
+    st[r].readyAt.assign(set.ranks[r].graph->numNodes, 0);
   }
   for (int64_t r = 0; r < n; ++r) {
-    for (uint32_t i = 0; i < set.ranks[r].numNodes; ++i)
+    for (uint32_t i = 0; i < set.ranks[r].graph->numNodes; ++i)
       if (!st[r].indeg[i])
         ready(r, i, 0);
     dispatch(r, 0);
@@ -253,7 +252,7 @@ bool Replay::run() {
     Event e = events.top();
     events.pop();
     RankState &s = st[e.rank];
-    const RankGraph &g = set.ranks[e.rank];
+    const ClassGraph &g = *set.ranks[e.rank].graph;
     makespan = std::max(makespan, e.time);
     uint8_t type = g.type[e.node];
     if (type == CompNode || type == MemLoad || type == MemStore)
@@ -269,7 +268,7 @@ bool Replay::run() {
     dispatch(e.rank, e.time);
   }
   for (int64_t r = 0; r < n; ++r)
-    if (st[r].done != set.ranks[r].numNodes)
+    if (st[r].done != set.ranks[r].graph->numNodes)
       return false;
   return true;
 }

@@ -66,7 +66,45 @@ size_t Errors::size() {
 
 std::string CommNode::where(int64_t rank) const {
   return "rank " + std::to_string(rank) + " node " + std::to_string(id) +
-         (name.empty() ? "" : " '" + name + "'");
+         (!name || name->empty() ? "" : " '" + *name + "'");
+}
+
+bool ClassGraph::sameStructure(const ClassGraph &o) const {
+  if (numNodes != o.numNodes || type != o.type || succStart != o.succStart ||
+      succ != o.succ || commOf != o.commOf || commNames != o.commNames ||
+      seconds != o.seconds || comm.size() != o.comm.size())
+    return false;
+  for (size_t k = 0; k < comm.size(); ++k) {
+    const CommNode &a = comm[k], &b = o.comm[k];
+    if (a.index != b.index || a.id != b.id || a.type != b.type ||
+        a.tag != b.tag || a.size != b.size || a.commType != b.commType)
+      return false;
+  }
+  return true;
+}
+
+uint64_t ClassGraph::structureHash() const {
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&](uint64_t v) {
+    h = (h ^ v) * 0x100000001b3ull;
+    h ^= h >> 29;
+  };
+  mix(numNodes);
+  for (uint8_t t : type)
+    mix(t);
+  for (uint32_t v : succ)
+    mix(v);
+  for (uint32_t v : succStart)
+    mix(v);
+  for (const CommNode &c : comm) {
+    mix(c.id);
+    mix(uint64_t(c.tag));
+    mix(uint64_t(c.size));
+    mix(c.commType);
+  }
+  for (const std::string &name : commNames)
+    mix(std::hash<std::string>()(name));
+  return h;
 }
 
 void stage::trace::parallelFor(int64_t n, unsigned threads,
@@ -182,9 +220,9 @@ void loadGroups(const std::string &path, int64_t n, TraceSet &set,
 /// and the statistics need. One function: a single pass over the nodes
 /// checks each and records it.
 void checkRank(const TraceFile &f, int64_t rank, const TraceSet &set,
-               int64_t n, const TraceSetOptions &o, RankGraph &g,
-               Errors &errors) {
-  g.path = f.path;
+               int64_t n, const TraceSetOptions &o, ClassGraph &g,
+               RankGraph &rg, Errors &errors) {
+  rg.path = f.path;
   g.numNodes = uint32_t(f.nodes.size());
   if (f.hasMetadata && f.nodes.empty())
     errors.add(f.path + ": rank " + std::to_string(rank) +
@@ -250,8 +288,6 @@ void checkRank(const TraceFile &f, int64_t rank, const TraceSet &set,
     c.index = i;
     c.id = node.id;
     c.type = uint8_t(node.type);
-    if (node.type >= SendNode && node.type <= CollNode)
-      c.name = std::string(node.name);
     switch (node.type) {
     case CompNode:
       need(node, node.numOps, "num_ops", Int64Val);
@@ -259,8 +295,8 @@ void checkRank(const TraceFile &f, int64_t rank, const TraceSet &set,
           node.tensorSize.raw == 0)
         errors.add(where(rank, node) +
                    ": tensor_size is 0 (the roofline divides by it: the rank stalls)");
-      g.stats.flops += node.numOps.raw;
-      g.stats.tensorBytes += node.tensorSize.raw;
+      rg.stats.flops += node.numOps.raw;
+      rg.stats.tensorBytes += node.tensorSize.raw;
       if (o.computeSeconds)
         g.seconds[i] = float(o.computeSeconds(
             node.numOps.raw, node.tensorSize.raw, node.durationMicros));
@@ -284,13 +320,13 @@ void checkRank(const TraceFile &f, int64_t rank, const TraceSet &set,
       c.tag = node.commTag.present && node.commTag.member == Int32Val
                   ? asInt32(node.commTag.raw)
                   : -1;
-      g.stats.collectiveBytes[commTypeName(c.commType)] += node.commSize.raw;
+      rg.stats.collectiveBytes[commTypeName(c.commType)] += node.commSize.raw;
       if (node.pgName.present) {
         if (node.pgName.member != StringVal) {
           errors.add(where(rank, node) + ": pg_name is a " +
                      memberName(node.pgName.member) + ", readers expect string_val");
         } else if (!node.pgName.text.empty()) {
-          g.namesGroups = true;
+          rg.namesGroups = true;
           int64_t id;
           llvm::StringRef text(node.pgName.text.data(), node.pgName.text.size());
           if (text.getAsInteger(10, id) || !set.groups.count(id)) {
@@ -320,7 +356,7 @@ void checkRank(const TraceFile &f, int64_t rank, const TraceSet &set,
       c.dst = asInt32(node.commDst.raw);
       c.tag = asInt32(node.commTag.raw);
       c.size = int64_t(node.commSize.raw);
-      (send ? g.stats.sendBytes : g.stats.recvBytes) += node.commSize.raw;
+      (send ? rg.stats.sendBytes : rg.stats.recvBytes) += node.commSize.raw;
       if (!ok)
         break;
       if ((send ? c.src : c.dst) != rank)
@@ -346,12 +382,16 @@ void checkRank(const TraceFile &f, int64_t rank, const TraceSet &set,
     }
     if (node.type >= SendNode && node.type <= CollNode) {
       g.commOf[i] = int32_t(g.comm.size());
-      g.comm.push_back(std::move(c));
+      g.commNames.emplace_back(node.name);
+      rg.peers.push_back(int32_t(node.type == SendNode   ? c.dst
+                                 : node.type == RecvNode ? c.src
+                                                         : c.group));
+      g.comm.push_back(c);
     }
   }
   for (unsigned t = 0; t < 9; ++t)
     if (typeCounts[t])
-      g.stats.nodes[typeNames[t]] = typeCounts[t];
+      rg.stats.nodes[typeNames[t]] = typeCounts[t];
   // Successors, in CSR form.
   g.succStart.assign(g.numNodes + 1, 0);
   for (uint32_t i = 0; i < g.numNodes; ++i)
@@ -424,7 +464,34 @@ bool stage::trace::loadTraceSet(const TraceSetOptions &o, TraceSet &set,
     errors.add("the groups file " + groups + " does not exist");
 
   set.ranks.resize(n);
+  // Ranks of one structure share a ClassGraph: found by hash, confirmed
+  // equal, added under the lock when new (a class is never changed once
+  // added, so it is compared outside the lock).
+  std::mutex classLock;
+  std::unordered_map<uint64_t, std::vector<const ClassGraph *>> byHash;
+  set.classes.push_back(std::make_unique<ClassGraph>()); // a missing file's
+  const ClassGraph *empty = set.classes.front().get();
+  auto intern = [&](std::unique_ptr<ClassGraph> g) -> const ClassGraph * {
+    uint64_t h = g->structureHash();
+    std::vector<const ClassGraph *> seen;
+    {
+      std::lock_guard<std::mutex> lock(classLock);
+      seen = byHash[h];
+    }
+    for (const ClassGraph *c : seen)
+      if (c->sameStructure(*g))
+        return c;
+    std::lock_guard<std::mutex> lock(classLock);
+    std::vector<const ClassGraph *> &now = byHash[h];
+    for (size_t k = seen.size(); k < now.size(); ++k)
+      if (now[k]->sameStructure(*g))
+        return now[k];
+    set.classes.push_back(std::move(g));
+    now.push_back(set.classes.back().get());
+    return now.back();
+  };
   parallelFor(n, o.threads, [&](int64_t r) {
+    set.ranks[r].graph = empty;
     if (!found.count(r))
       return;
     std::string path = o.dir + "/" + o.prefix + "." + std::to_string(r) + ".et";
@@ -437,7 +504,9 @@ bool stage::trace::loadTraceSet(const TraceSetOptions &o, TraceSet &set,
     TraceFile file;
     for (std::string &e : decodeTrace(path, (*buf)->getBuffer(), file))
       errors.add(std::move(e));
-    checkRank(file, r, set, n, o, set.ranks[r], errors);
+    auto graph = std::make_unique<ClassGraph>();
+    checkRank(file, r, set, n, o, *graph, set.ranks[r], errors);
+    set.ranks[r].graph = intern(std::move(graph));
   });
   return true;
 }

@@ -15,6 +15,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -42,7 +43,7 @@ private:
   bool truncated = false;
 };
 
-/// A send, receive or collective.
+/// A send, receive or collective, as one rank sees it.
 struct CommNode {
   uint32_t index = 0; // position in the file
   uint64_t id = 0;
@@ -50,7 +51,7 @@ struct CommNode {
   int64_t src = 0, dst = 0, tag = 0, size = 0; // send/recv; size also coll
   uint64_t commType = 0;
   int64_t group = 0; // pg_name as a number; 0: all ranks
-  std::string name;
+  const std::string *name = nullptr;
   /// "rank 3 node 17 'fwd:send'".
   std::string where(int64_t rank) const;
 };
@@ -61,23 +62,63 @@ struct RankStats {
   std::map<std::string, uint64_t> collectiveBytes;
 };
 
-struct RankGraph {
-  std::string path;
+/// What the ranks of one structure share: the dependency graph and the
+/// communication nodes but for their peers and groups. Ranks whose files
+/// differ only there (every rank of a pipeline stage, in stage's traces)
+/// are held once, so that the set's memory grows with its distinct
+/// structures, not its ranks.
+struct ClassGraph {
   uint32_t numNodes = 0;
   std::vector<uint8_t> type;
   /// Successors in CSR form, and how many dependencies each node has.
   std::vector<uint32_t> succStart, succ, indeg;
   /// Index into `comm` of each node, or -1.
   std::vector<int32_t> commOf;
+  /// The communication nodes, with the peers and group of the first rank.
   std::vector<CommNode> comm;
-  RankStats stats;
-  bool namesGroups = false; // a collective names a group
+  std::vector<std::string> commNames;
   /// Per node, the seconds a compute node takes (with computeSeconds).
   std::vector<float> seconds;
+
+  /// Equal but for the communication nodes' peers and groups.
+  bool sameStructure(const ClassGraph &o) const;
+  uint64_t structureHash() const;
+};
+
+struct RankGraph {
+  std::string path;
+  const ClassGraph *graph = nullptr;
+  /// Per communication node: the peer of a send (destination) or receive
+  /// (source), the group of a collective.
+  std::vector<int32_t> peers;
+  RankStats stats;
+  bool namesGroups = false; // a collective names a group
+
+  size_t numComm() const { return peers.size(); }
+  /// Communication node `k` of this rank (`rank`: its number).
+  CommNode comm(size_t k, int64_t rank) const {
+    CommNode c = graph->comm[k];
+    c.name = &graph->commNames[k];
+    if (c.type == SendNode) {
+      c.src = rank;
+      c.dst = peers[k];
+    } else if (c.type == RecvNode) {
+      c.src = peers[k];
+      c.dst = rank;
+    } else {
+      c.group = peers[k];
+    }
+    return c;
+  }
+  /// The communication node of node `i`.
+  CommNode commOfNode(uint32_t i, int64_t rank) const {
+    return comm(size_t(graph->commOf[i]), rank);
+  }
 };
 
 struct TraceSet {
   std::vector<RankGraph> ranks;
+  std::vector<std::unique_ptr<ClassGraph>> classes;
   std::map<int64_t, std::vector<int64_t>> groups;
   bool hasGroups = false;
 };

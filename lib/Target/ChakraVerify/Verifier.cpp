@@ -39,38 +39,73 @@ std::string describe(const MessageKey &k) {
          std::to_string(k.size) + " bytes";
 }
 
-/// Every send has its receive.
+/// Every send has its receive: the multiset of sends equals that of
+/// receives. Each side is summed as hashes of its messages per destination
+/// rank (two independent 64-bit hashes: the set's messages would not fit in
+/// memory at scale); the ranks whose sums differ are then compared message
+/// by message for the errors.
 void checkPairs(const TraceSet &set, Errors &errors) {
-  std::unordered_map<MessageKey, int64_t, MessageHash> balance;
-  std::unordered_map<MessageKey, std::string, MessageHash> example;
-  std::vector<MessageKey> order;
-  for (auto [r, g] : llvm::enumerate(set.ranks))
-    for (const CommNode &c : g.comm) {
-      if (c.type != SendNode && c.type != RecvNode)
-        continue;
-      MessageKey k = MessageKey::of(c);
-      auto [it, fresh] = balance.try_emplace(k, 0);
-      it->second += c.type == SendNode ? 1 : -1;
-      if (fresh) {
-        order.push_back(k);
-        example.emplace(k, c.where(int64_t(r)));
+  int64_t n = int64_t(set.ranks.size());
+  struct Sums {
+    uint64_t a = 0, b = 0;
+    bool operator==(const Sums &o) const { return a == o.a && b == o.b; }
+  };
+  auto add = [](Sums &s, const MessageKey &k, bool plus) {
+    uint64_t h1 = MessageHash()(k);
+    uint64_t h2 = (h1 ^ 0xD6E8FEB86659FD93ull) * 0x9E3779B97F4A7C15ull;
+    h2 ^= h2 >> 32;
+    s.a += plus ? h1 : -h1;
+    s.b += plus ? h2 : -h2;
+  };
+  // Per destination: sends to it minus its receives.
+  std::vector<Sums> balance(n);
+  for (int64_t r = 0; r < n; ++r) {
+    const RankGraph &g = set.ranks[r];
+    for (size_t j = 0; j < g.numComm(); ++j) {
+      CommNode c = g.comm(j, r);
+      if ((c.type == SendNode || c.type == RecvNode) && c.dst >= 0 && c.dst < n)
+        add(balance[c.dst], MessageKey::of(c), c.type == SendNode);
+    }
+  }
+  const Sums zero;
+  size_t reported = 0;
+  for (int64_t d = 0; d < n && reported < 20; ++d) {
+    if (balance[d] == zero)
+      continue;
+    ++reported;
+    // The messages to rank d, exactly.
+    std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>,
+             std::pair<int64_t, std::string>>
+        byKey;
+    for (int64_t r = 0; r < n; ++r) {
+      const RankGraph &g = set.ranks[r];
+      for (size_t j = 0; j < g.numComm(); ++j) {
+        CommNode c = g.comm(j, r);
+        if ((c.type != SendNode && c.type != RecvNode) || c.dst != d)
+          continue;
+        auto &[count, example] = byKey[{c.src, c.dst, c.tag, c.size}];
+        count += c.type == SendNode ? 1 : -1;
+        if (example.empty())
+          example = c.where(r);
       }
     }
-  std::sort(order.begin(), order.end(), [](const MessageKey &a, const MessageKey &b) {
-    return std::tie(a.src, a.dst, a.tag, a.size) < std::tie(b.src, b.dst, b.tag, b.size);
-  });
-  for (const MessageKey &k : order) {
-    int64_t b = balance[k];
-    if (b < 0)
-      errors.add(example[k] + ": receive without a matching send (" +
-                 describe(k) + "): the rank hangs");
-    else if (b > 0)
-      errors.add(example[k] + ": send without a matching receive (" +
-                 describe(k) + ")");
+    for (const auto &[key, entry] : byKey) {
+      auto [src, dst, tag, size] = key;
+      MessageKey k{src, dst, tag, size};
+      if (entry.first < 0)
+        errors.add(entry.second + ": receive without a matching send (" +
+                   describe(k) + "): the rank hangs");
+      else if (entry.first > 0)
+        errors.add(entry.second + ": send without a matching receive (" +
+                   describe(k) + ")");
+    }
   }
 }
 
-/// Every member of a group issues the same sequence of collectives.
+/// Every member of a group issues the same sequence of collectives. Each
+/// rank's sequence per group is kept as a hash and a length (the set's
+/// collectives would not fit in memory at scale); two members whose
+/// summaries differ are compared element by element for the message.
 void checkSequences(const TraceSet &set, Errors &errors) {
   int64_t n = set.ranks.size();
   struct Issued {
@@ -81,28 +116,50 @@ void checkSequences(const TraceSet &set, Errors &errors) {
     }
   };
   using Sequence = std::vector<Issued>;
-  // group -> rank -> its collectives in that group, in issue order.
-  std::map<int64_t, std::unordered_map<int64_t, Sequence>> sequences;
+  struct Summary {
+    uint64_t hash = 0x9E3779B97F4A7C15ull;
+    uint64_t length = 0;
+    bool operator==(const Summary &o) const {
+      return hash == o.hash && length == o.length;
+    }
+  };
+  auto collectives = [&](int64_t r, auto &&fn) {
+    for (size_t k = 0; k < set.ranks[r].numComm(); ++k)
+      if (CommNode c = set.ranks[r].comm(k, r);
+          c.type == CollNode && c.group >= 0)
+        fn(c);
+  };
+  // group -> rank -> the summary of its collectives in that group.
+  std::map<int64_t, std::unordered_map<int64_t, Summary>> summaries;
   for (int64_t r = 0; r < n; ++r) {
     // A comm_tag, where written, is the collective's place in its group's
     // sequence: unique, so that a synchronizer matching on it cannot pair
     // two collectives of one group.
-    std::map<std::pair<int64_t, int64_t>, const CommNode *> tagged;
-    for (const CommNode &c : set.ranks[r].comm) {
-      if (c.type != CollNode || c.group < 0)
-        continue;
-      sequences[c.group][r].push_back({c.commType, c.size, c.tag});
+    std::map<std::pair<int64_t, int64_t>, CommNode> tagged;
+    collectives(r, [&](const CommNode &c) {
+      Summary &s = summaries[c.group][r];
+      for (uint64_t v : {c.commType, uint64_t(c.size), uint64_t(c.tag)})
+        s.hash = (s.hash ^ v) * 0xBF58476D1CE4E5B9ull + (s.hash >> 31);
+      ++s.length;
       if (c.tag < 0)
-        continue;
-      auto [it, fresh] = tagged.try_emplace({c.group, c.tag}, &c);
+        return;
+      auto [it, fresh] = tagged.try_emplace({c.group, c.tag}, c);
       if (!fresh)
         errors.add(c.where(r) + ": comm_tag " + std::to_string(c.tag) +
-                   " repeats that of " + it->second->where(r) +
+                   " repeats that of " + it->second.where(r) +
                    " in the same group");
-    }
+    });
   }
-  const Sequence none;
-  for (auto &[id, byRank] : sequences) {
+  auto sequenceOf = [&](int64_t r, int64_t group) {
+    Sequence seq;
+    collectives(r, [&](const CommNode &c) {
+      if (c.group == group)
+        seq.push_back({c.commType, c.size, c.tag});
+    });
+    return seq;
+  };
+  const Summary none;
+  for (auto &[id, byRank] : summaries) {
     std::vector<int64_t> members;
     if (id == 0) {
       for (int64_t r = 0; r < n; ++r)
@@ -114,15 +171,18 @@ void checkSequences(const TraceSet &set, Errors &errors) {
     }
     if (members.empty())
       continue; // reported when the groups were read
-    auto seqOf = [&](int64_t m) -> const Sequence & {
+    auto summaryOf = [&](int64_t m) -> const Summary & {
       auto it = byRank.find(m);
       return it == byRank.end() ? none : it->second;
     };
-    const Sequence &reference = seqOf(members.front());
+    const Summary &first = summaryOf(members.front());
     for (int64_t m : members) {
-      const Sequence &seq = seqOf(m);
-      if (seq == reference)
+      if (summaryOf(m) == first)
         continue;
+      Sequence reference = sequenceOf(members.front(), id),
+               seq = sequenceOf(m, id);
+      if (seq == reference)
+        continue; // a hash collision: the sequences agree
       size_t common = std::min(seq.size(), reference.size()), i = 0;
       while (i < common && seq[i] == reference[i])
         ++i;
@@ -163,10 +223,13 @@ void checkSequences(const TraceSet &set, Errors &errors) {
 /// completes once every member has issued it (matched by issue order). What
 /// is left when nothing can move waits forever. One function: the issue
 /// rules share the run's state (ready queues, groups' issue order, peers).
-void simulate(const TraceSet &set, Errors &errors) {
+/// `Count` holds a node's dependencies left: 16 bits when every node has
+/// fewer than 2^16 (a rank's counts are the run's largest state).
+template <typename Count>
+void simulateWith(const TraceSet &set, Errors &errors) {
   int64_t n = set.ranks.size();
   struct RankState {
-    std::vector<uint32_t> indeg;
+    std::vector<Count> indeg;
     std::vector<uint32_t> readyNow; // compute and receives
     std::priority_queue<std::pair<uint64_t, uint32_t>,
                         std::vector<std::pair<uint64_t, uint32_t>>,
@@ -181,13 +244,15 @@ void simulate(const TraceSet &set, Errors &errors) {
   };
   std::vector<RankState> st(n);
   for (int64_t r = 0; r < n; ++r)
-    st[r].indeg = set.ranks[r].indeg;
-  auto commOf = [&](int64_t r, uint32_t i) -> const CommNode & {
-    const RankGraph &g = set.ranks[r];
-    return g.comm[g.commOf[i]];
+    st[r].indeg.assign(set.ranks[r].graph->indeg.begin(),
+                       set.ranks[r].graph->indeg.end());
+  auto commOf = [&](int64_t r, uint32_t i) {
+    return set.ranks[r].commOfNode(i, r);
   };
   std::unordered_map<MessageKey, int64_t, MessageHash> sent;
-  std::unordered_map<MessageKey, std::deque<std::pair<int64_t, uint32_t>>,
+  // Messages sent and not yet received, receives still waiting: entries go
+  // when they are matched, so that these hold what is in flight only.
+  std::unordered_map<MessageKey, std::vector<std::pair<int64_t, uint32_t>>,
                      MessageHash>
       waitingRecvs;
   struct SlotHash {
@@ -207,7 +272,7 @@ void simulate(const TraceSet &set, Errors &errors) {
     }
   };
   auto makeReady = [&](int64_t r, uint32_t i) {
-    uint8_t type = set.ranks[r].type[i];
+    uint8_t type = set.ranks[r].graph->type[i];
     if (type == SendNode || type == CollNode)
       st[r].readyComm.push({commOf(r, i).id, i});
     else
@@ -216,7 +281,7 @@ void simulate(const TraceSet &set, Errors &errors) {
   };
   auto complete = [&](int64_t r, uint32_t i) {
     RankState &s = st[r];
-    const RankGraph &g = set.ranks[r];
+    const ClassGraph &g = *set.ranks[r].graph;
     ++s.done;
     for (uint32_t k = g.succStart[i]; k < g.succStart[i + 1]; ++k)
       if (--s.indeg[g.succ[k]] == 0)
@@ -233,7 +298,7 @@ void simulate(const TraceSet &set, Errors &errors) {
     work.pop_front();
     queued[r] = false;
     RankState &s = st[r];
-    const RankGraph &g = set.ranks[r];
+    const ClassGraph &g = *set.ranks[r].graph;
     for (;;) {
       while (!s.readyNow.empty()) {
         uint32_t i = s.readyNow.back();
@@ -244,8 +309,9 @@ void simulate(const TraceSet &set, Errors &errors) {
         }
         MessageKey k = MessageKey::of(commOf(r, i));
         auto it = sent.find(k);
-        if (it != sent.end() && it->second > 0) {
-          --it->second;
+        if (it != sent.end()) {
+          if (--it->second == 0)
+            sent.erase(it);
           complete(r, i);
         } else {
           waitingRecvs[k].push_back({r, i});
@@ -255,13 +321,15 @@ void simulate(const TraceSet &set, Errors &errors) {
         break;
       auto [order, i] = s.readyComm.top();
       s.readyComm.pop();
-      const CommNode &c = commOf(r, i);
+      CommNode c = commOf(r, i);
       if (c.type == SendNode) {
         MessageKey k = MessageKey::of(c);
         auto q = waitingRecvs.find(k);
-        if (q != waitingRecvs.end() && !q->second.empty()) {
+        if (q != waitingRecvs.end()) {
           auto [rr, ri] = q->second.front();
-          q->second.pop_front();
+          q->second.erase(q->second.begin());
+          if (q->second.empty())
+            waitingRecvs.erase(q);
           complete(rr, ri);
         } else {
           ++sent[k];
@@ -298,7 +366,8 @@ void simulate(const TraceSet &set, Errors &errors) {
   size_t reported = 0;
   for (int64_t r = 0; r < n && reported < 10; ++r) {
     const RankState &s = st[r];
-    const RankGraph &g = set.ranks[r];
+    const RankGraph &rg = set.ranks[r];
+    const ClassGraph &g = *rg.graph;
     if (s.done == g.numNodes)
       continue;
     ++reported;
@@ -308,13 +377,13 @@ void simulate(const TraceSet &set, Errors &errors) {
       uint32_t first = UINT32_MAX;
       for (const auto &[group, node] : s.inFlight)
         first = std::min(first, node);
-      const CommNode &c = commOf(r, first);
+      CommNode c = commOf(r, first);
       why = c.where(r) + " waits in its collective (pg_name \"" +
             std::to_string(c.group) + "\") for members that never issue it";
     } else {
       // The first receive of this rank still waiting, in file order.
-      for (const CommNode &c : g.comm)
-        if (c.type == RecvNode && s.indeg[c.index] == 0 && why.empty()) {
+      for (size_t k = 0; k < rg.numComm(); ++k)
+        if (CommNode c = rg.comm(k, r); c.type == RecvNode && s.indeg[c.index] == 0 && why.empty()) {
           auto q = waitingRecvs.find(MessageKey::of(c));
           if (q != waitingRecvs.end() &&
               llvm::is_contained(q->second, std::make_pair(r, c.index)))
@@ -331,6 +400,17 @@ void simulate(const TraceSet &set, Errors &errors) {
   }
 }
 
+void simulate(const TraceSet &set, Errors &errors) {
+  uint32_t most = 0;
+  for (const std::unique_ptr<ClassGraph> &c : set.classes)
+    for (uint32_t d : c->indeg)
+      most = std::max(most, d);
+  if (most < (1u << 16))
+    simulateWith<uint16_t>(set, errors);
+  else
+    simulateWith<uint32_t>(set, errors);
+}
+
 } // namespace
 
 VerifyResult stage::trace::verifyTraceSet(const TraceSetOptions &o) {
@@ -343,7 +423,7 @@ VerifyResult stage::trace::verifyTraceSet(const TraceSetOptions &o) {
   }
   result.ranks = set.ranks.size();
   for (const RankGraph &g : set.ranks)
-    result.nodes += g.numNodes;
+    result.nodes += g.graph->numNodes;
   if (!set.hasGroups)
     for (const RankGraph &g : set.ranks)
       if (g.namesGroups) {

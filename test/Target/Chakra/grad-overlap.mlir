@@ -34,11 +34,11 @@
 // CHECK-NEXT: {"id":"8","name":"bwd:einsum","type":"COMP_NODE","data_deps":["7"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"16384"},{"name":"tensor_size","uint64_val":"8704"}]}
 // CHECK-NEXT: {"id":"9","name":"bwd:einsum","type":"COMP_NODE","data_deps":["6","7"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"16384"},{"name":"tensor_size","uint64_val":"8704"}]}
 // CHECK-NEXT: {"id":"10","name":"acc:grad_accumulate","type":"COMP_NODE","data_deps":["9","3"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"4096"},{"name":"tensor_size","uint64_val":"24576"}]}
-// CHECK-NEXT: {"id":"11","name":"grad:all_reduce","type":"COMM_COLL_NODE","data_deps":["10"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"comm_type","int64_val":"0"},{"name":"comm_size","int64_val":"8192"},{"name":"pg_name","string_val":"1"}]}
+// CHECK-NEXT: {"id":"11","name":"grad:all_reduce","type":"COMM_COLL_NODE","data_deps":["10"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"comm_type","int64_val":"0"},{"name":"comm_size","int64_val":"8192"},{"name":"comm_tag","int32_val":0},{"name":"pg_name","string_val":"1"}]}
 // CHECK-NEXT: {"id":"12","name":"bwd:einsum","type":"COMP_NODE","data_deps":["8"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"16384"},{"name":"tensor_size","uint64_val":"8704"}]}
 // CHECK-NEXT: {"id":"13","name":"bwd:einsum","type":"COMP_NODE","data_deps":["8"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"16384"},{"name":"tensor_size","uint64_val":"8704"}]}
 // CHECK-NEXT: {"id":"14","name":"acc:grad_accumulate","type":"COMP_NODE","data_deps":["13","5"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"4096"},{"name":"tensor_size","uint64_val":"24576"}]}
-// CHECK-NEXT: {"id":"15","name":"grad:all_reduce","type":"COMM_COLL_NODE","data_deps":["14","11"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"comm_type","int64_val":"0"},{"name":"comm_size","int64_val":"8192"},{"name":"pg_name","string_val":"1"}]}
+// CHECK-NEXT: {"id":"15","name":"grad:all_reduce","type":"COMM_COLL_NODE","data_deps":["14","11"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"comm_type","int64_val":"0"},{"name":"comm_size","int64_val":"8192"},{"name":"comm_tag","int32_val":1},{"name":"pg_name","string_val":"1"}]}
 // CHECK-NEXT: {"id":"16","name":"opt:optimizer_step","type":"COMP_NODE","data_deps":["15","11"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"139264"},{"name":"tensor_size","uint64_val":"245760"}]}
 // CHECK-NOT:  {{.}}
 
