@@ -220,16 +220,15 @@ FailureOr<Report> mlir::stage::report::buildReport(ModuleOp module,
     if (failed(job.serving ? buildServingReports(step, b, device, report)
                            : buildStageReports(step, b, device, report)))
       return failure();
-    if (request.device)
-      for (const StageReport &s : report.stages)
-        if (const Quantity *peak = s.find("memory")->find("peak");
-            peak->value.toDouble() > request.device->memoryCapacity)
-          report.warnings.push_back(
-              "stage " + std::to_string(s.stage) + " peaks at " +
-              humanReadable(peak->value, "B") + ", more than the " +
-              humanReadable(sym::Rational(int64_t(request.device->memoryCapacity)),
-                            "B") +
-              " of " + request.device->name);
+    // The same device's memory is the limit to warn at.
+    for (const StageReport &s : report.stages)
+      if (const Quantity *peak = s.find("memory")->find("peak");
+          peak->value.toDouble() > device.memoryCapacity)
+        report.warnings.push_back(
+            "stage " + std::to_string(s.stage) + " peaks at " +
+            humanReadable(peak->value, "B") + ", more than the " +
+            humanReadable(sym::Rational(int64_t(device.memoryCapacity)), "B") +
+            " of " + device.name);
   }
   return report;
 }

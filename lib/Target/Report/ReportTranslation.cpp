@@ -129,6 +129,10 @@ static LogicalResult checkPeaks(ModuleOp module, const report::Report &r,
   return success();
 }
 
+static bool overLimit = false;
+
+bool mlir::stage::reportWasOverLimit() { return overLimit; }
+
 void mlir::stage::registerToReportTranslation() {
   (void)reportOptions();
   registerBindingOption();
@@ -161,7 +165,7 @@ void mlir::stage::registerToReportTranslation() {
             for (const report::GroupReport &g : *r)
               if (failed(checkPeaks(module, g.report, *limit, o.failIfOver,
                                     g.name + " group ")))
-                return failure();
+                overLimit = true;
           return success();
         }
         FailureOr<sym::Bindings> b = getEffectiveBindings(module);
@@ -171,8 +175,9 @@ void mlir::stage::registerToReportTranslation() {
         if (failed(r))
           return failure();
         printReport(*r, o.format, os);
-        if (limit)
-          return checkPeaks(module, *r, *limit, o.failIfOver, "");
+        // The report is written either way; the tool then fails.
+        if (limit && failed(checkPeaks(module, *r, *limit, o.failIfOver, "")))
+          overLimit = true;
         return success();
       },
       [](DialectRegistry &registry) {
