@@ -5,7 +5,8 @@ messages. With --sort-iteration, the gradient reductions (`grad:` nodes,
 issued during the backward pass as the gradients appear) and the rest of
 the iteration's communication (`opt:` nodes) are listed last and sorted,
 since their order follows the order in which a model declares its
-weights."""
+weights. A collective's comm_tag (its place in its group's sequence) is
+left out: it restates the order."""
 import json
 import sys
 
@@ -20,6 +21,8 @@ for line in sys.stdin:
     attrs = {a["name"]: next(v for k, v in a.items() if k != "name")
              for a in node.get("attr", [])}
     phase = node["name"].split(":")[0]
-    fields = [phase, node["type"]] + [f"{k}={attrs[k]}" for k in KEYS if k in attrs]
+    keys = [k for k in KEYS
+            if k in attrs and not (k == "comm_tag" and "COLL" in node["type"])]
+    fields = [phase, node["type"]] + [f"{k}={attrs[k]}" for k in keys]
     (step if sort_step and phase in ("grad", "opt") else lines).append(" ".join(fields))
 print("\n".join(lines + sorted(step)))

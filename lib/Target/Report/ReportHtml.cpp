@@ -54,9 +54,16 @@ struct BarRow {
   std::vector<Segment> segments;
 };
 
+/// A line across the bars at a value (a device's memory).
+struct Limit {
+  double value;
+  std::string label;
+};
+
 void drawBars(llvm::raw_ostream &os, const std::vector<BarRow> &rows,
-              const std::vector<std::string> &legend) {
-  double max = 0;
+              const std::vector<std::string> &legend, StringRef unit,
+              std::optional<Limit> limit = std::nullopt) {
+  double max = limit ? limit->value : 0;
   for (const BarRow &r : rows) {
     double sum = 0;
     for (const auto &s : r.segments)
@@ -70,7 +77,9 @@ void drawBars(llvm::raw_ostream &os, const std::vector<BarRow> &rows,
     double x, y;
   };
   std::vector<Item> items;
-  double rowHeight = 26, lx = kLeft, ly = rows.size() * rowHeight + 22;
+  // Under the bars, a scale: five ticks from 0 to the largest.
+  double rowHeight = 26, scaleY = 10 + rows.size() * rowHeight;
+  double lx = kLeft, ly = scaleY + 34;
   for (const std::string &name : legend) {
     double w = 14 + 7.0 * name.size() + 16;
     if (lx + w > kWidth && lx > kLeft) {
@@ -98,6 +107,32 @@ void drawBars(llvm::raw_ostream &os, const std::vector<BarRow> &rows,
          << escape(humanReadable(s.value, s.unit)) << "</title></rect>\n";
       x += w;
     }
+  }
+  os << "<line class=\"scale\" x1=\"" << num(kLeft) << "\" y1=\"" << num(scaleY)
+     << "\" x2=\"" << num(kLeft + kBarArea) << "\" y2=\"" << num(scaleY)
+     << "\" stroke=\"#888\"/>\n";
+  for (int t = 0; t <= 4; ++t) {
+    double x = kLeft + kBarArea * t / 4, v = max * t / 4;
+    os << "<line x1=\"" << num(x) << "\" y1=\"" << num(scaleY) << "\" x2=\""
+       << num(x) << "\" y2=\"" << num(scaleY + 4) << "\" stroke=\"#888\"/>"
+       << "<text class=\"tick\" x=\"" << num(x) << "\" y=\"" << num(scaleY + 16)
+       << "\" text-anchor=\""
+       << (t == 0   ? "start"
+           : t == 4 ? "end"
+                    : "middle")
+       << "\">"
+       << escape(humanReadable(sym::Rational(int64_t(std::llround(v))), unit))
+       << "</text>\n";
+  }
+  if (limit) {
+    double x = kLeft + limit->value / max * kBarArea;
+    os << "<line class=\"limit\" x1=\"" << num(x) << "\" y1=\"4\" x2=\""
+       << num(x) << "\" y2=\"" << num(scaleY) << "\" stroke=\"#b00\" "
+       << "stroke-dasharray=\"4 3\" data-value=\"" << num(limit->value)
+       << "\"><title>" << escape(limit->label) << "</title></line>"
+       << "<text class=\"tick\" x=\"" << num(x - 3) << "\" y=\""
+       << num(scaleY + 28) << "\" text-anchor=\"end\" fill=\"#b00\">"
+       << escape(limit->label) << "</text>\n";
   }
   for (auto [i, name] : llvm::enumerate(legend))
     os << "<rect x=\"" << num(items[i].x) << "\" y=\"" << num(items[i].y)
@@ -130,7 +165,14 @@ void memoryChart(const Report &report, llvm::raw_ostream &os) {
         r.segments.push_back({"memory." + std::string(p[0]), p[1], q->value, "B"});
     rows.push_back(std::move(r));
   }
-  drawBars(os, rows, legend);
+  std::optional<Limit> limit;
+  if (report.roofline)
+    limit = Limit{
+        report.roofline->memoryCapacity,
+        report.roofline->name + " memory " +
+            humanReadable(
+                sym::Rational(int64_t(report.roofline->memoryCapacity)), "B")};
+  drawBars(os, rows, legend, "B", limit);
 }
 
 void commChart(const Report &report, llvm::raw_ostream &os) {
@@ -142,9 +184,13 @@ void commChart(const Report &report, llvm::raw_ostream &os) {
     BarRow r{"stage " + std::to_string(s.stage), s.stage, {}};
     for (const Quantity &q : s.find("communication")->rows)
       r.segments.push_back({"communication." + q.key, q.label, q.value, "B"});
+    // In the legend's order on every row, whatever each stage's own order.
+    llvm::stable_sort(r.segments, [&](const auto &a, const auto &b) {
+      return llvm::find(legend, a.label) < llvm::find(legend, b.label);
+    });
     rows.push_back(std::move(r));
   }
-  drawBars(os, rows, legend);
+  drawBars(os, rows, legend, "B");
 }
 
 /// How to see the traces themselves in time: the first rank of each stage
@@ -166,10 +212,12 @@ void replayHint(const JobReport &job, int64_t stages, llvm::raw_ostream &os) {
 }
 
 void timelineChart(const PipelineReport &p, llvm::raw_ostream &os) {
-  double end = 0;
+  double scheduleEnd = 0;
   for (const auto &stage : p.timeline)
     for (const TimelineStep &t : stage)
-      end = std::max(end, t.end);
+      scheduleEnd = std::max(scheduleEnd, t.end);
+  // The iteration goes on with the reductions and the optimizer step.
+  double end = scheduleEnd + p.afterSchedule;
   if (end <= 0)
     end = 1;
   double rowHeight = 26, height = p.timeline.size() * rowHeight + 30;
@@ -207,6 +255,20 @@ void timelineChart(const PipelineReport &p, llvm::raw_ostream &os) {
            << "</text>";
       os << "</g>\n";
     }
+    if (p.afterSchedule > 0) {
+      double x = kLeft + scheduleEnd / end * kBarArea;
+      double w = std::max(0.5, p.afterSchedule / end * kBarArea);
+      os << "<g class=\"optimizer\" data-stage=\"" << i << "\" data-start=\""
+         << llvm::format("%.9g", scheduleEnd) << "\" data-end=\""
+         << llvm::format("%.9g", end) << "\"><rect x=\"" << num(x) << "\" y=\""
+         << num(y) << "\" width=\"" << num(w)
+         << "\" height=\"20\" fill=\"#bab0ac\"/><title>reductions and "
+            "optimizer step</title>";
+      if (w > 24)
+        os << "<text x=\"" << num(x + w / 2) << "\" y=\"" << num(y + 14)
+           << "\" text-anchor=\"middle\" class=\"step-label\">opt</text>";
+      os << "</g>\n";
+    }
   }
   os << "<text x=\"" << num(kLeft) << "\" y=\"" << num(height - 4)
      << "\" class=\"legend\">0</text><text x=\"" << num(kLeft + kBarArea)
@@ -218,18 +280,21 @@ void timelineChart(const PipelineReport &p, llvm::raw_ostream &os) {
 }
 
 void table(llvm::raw_ostream &os, const Section &s) {
-  os << "<table><caption>" << escape(s.title) << "</caption>\n"
+  os << "<div class=\"wide\"><table><caption>" << escape(s.title)
+     << "</caption>\n"
      << "<tr><th>quantity</th><th>symbolic</th><th>value</th></tr>\n";
   for (const Quantity &q : s.rows)
     os << "<tr><td>" << escape(q.label) << "</td><td><code>"
        << escape(q.expr ? q.expr->str() : "") << "</code></td><td class=\"n\">"
        << escape(humanReadable(q.value, q.unit)) << "</td></tr>\n";
-  os << "</table>\n";
+  os << "</table></div>\n";
 }
 
 void stageTable(llvm::raw_ostream &os, const Report &report,
                 const Section &proto) {
-  os << "<table><caption>" << escape(proto.title) << "</caption>\n<tr><th>quantity</th>";
+  // Wide (a column per stage): scrolls within the page.
+  os << "<div class=\"wide\"><table><caption>" << escape(proto.title)
+     << "</caption>\n<tr><th>quantity</th>";
   for (const StageReport &s : report.stages)
     os << "<th>stage " << s.stage
        << (s.layers.empty() ? "" : "<br>layers " + escape(s.layers)) << "</th>";
@@ -244,13 +309,14 @@ void stageTable(llvm::raw_ostream &os, const Report &report,
     }
     os << "</tr>\n";
   }
-  os << "</table>\n";
+  os << "</table></div>\n";
 }
 
 } // namespace
 
 static void printHtmlHead(llvm::raw_ostream &os) {
-  os << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+  os << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta "
+        "charset=\"utf-8\">\n"
      << "<title>stage report</title>\n<style>\n"
      << "body{font-family:sans-serif;margin:2em;max-width:60em;color:#222}\n"
      << "table{border-collapse:collapse;margin:1em 0}\n"
@@ -259,6 +325,7 @@ static void printHtmlHead(llvm::raw_ostream &os) {
      << "caption{font-weight:bold;text-align:left;padding:.3em 0}\n"
      << "svg text{font-size:12px}\n.legend{font-size:11px}\n"
      << ".step-label{fill:#fff;font-size:10px}\n.warning{color:#b00}\n"
+     << ".wide{overflow-x:auto;max-width:100%}\n.tick{font-size:10px}\n"
      << "</style>\n</head>\n<body>\n";
 }
 

@@ -217,6 +217,7 @@ FailureOr<Report> mlir::stage::report::buildReport(ModuleOp module,
       report.totals.push_back(std::move(*model));
     // Time estimates need a roofline: H100 unless the request names one.
     DeviceModel device = request.device ? *request.device : *getDevicePreset("h100");
+    report.roofline = device;
     if (failed(job.serving ? buildServingReports(step, b, device, report)
                            : buildStageReports(step, b, device, report)))
       return failure();

@@ -83,11 +83,17 @@ struct PipelineReport {
   int64_t stages = 1, virtualStages = 1, microBatches = 1;
   double bubble = 0; // idle over ideal compute time
   std::vector<std::vector<TimelineStep>> timeline;
+  /// Seconds after the schedule's last step: the exposed gradient
+  /// reductions and the optimizer step of the slowest stage.
+  double afterSchedule = 0;
 };
 
 struct Report {
   sym::Bindings bindings;
   std::optional<DeviceModel> device;
+  /// The device of the time estimates and the memory warning (`device`,
+  /// else the H100 preset).
+  std::optional<DeviceModel> roofline;
   /// The functions that are not a partitioned training step.
   std::vector<FunctionReport> functions;
   /// A partitioned training step: the plan; the whole model's parameters

@@ -255,6 +255,7 @@ LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
   p.bubble = split ? (busiest > 0 ? (end - busiest) / busiest : 0)
                    : getBubbleFraction(*shape);
   double iteration = end + slowestReductions + slowestOptimizer;
+  p.afterSchedule = slowestReductions + slowestOptimizer;
   for (StageReport &sr : report.stages) {
     Section &time = sr.sections.back();
     SectionBuilder extra(fn, b, "", "");
