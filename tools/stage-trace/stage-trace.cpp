@@ -41,7 +41,7 @@ static cl::opt<std::string> groups(
 static cl::opt<unsigned> jobs("jobs", cl::desc("Threads (0: all cores)"),
                               cl::init(0), cl::cat(category));
 static cl::opt<int64_t> rank("rank", cl::desc("show: the rank to print"),
-                            cl::init(-1), cl::cat(category));
+                             cl::init(-1), cl::cat(category));
 static cl::opt<std::string> format("format",
                                    cl::desc("show: text (default) or json"),
                                    cl::init("text"), cl::cat(category));

@@ -27,6 +27,7 @@ int main(int argc, char **argv) {
   mlir::stage::registerAllTranslations();
   mlir::stage::setDiagnosticDefaults();
   bool failed = mlir::failed(mlir::mlirTranslateMain(
-      argc, argv, "stage translations: model import, reports, Chakra traces\n"));
+      argc, argv,
+      "stage translations: model import, reports, Chakra traces\n"));
   return failed || mlir::stage::reportWasOverLimit();
 }

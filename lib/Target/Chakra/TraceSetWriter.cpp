@@ -41,7 +41,8 @@ static std::string rankFileName(llvm::StringRef pattern, int64_t rank) {
 /// The rank a file name of `pattern` (one `%d`) stands for, or -1.
 static int64_t rankOfFileName(llvm::StringRef pattern, llvm::StringRef name) {
   size_t at = pattern.find("%d");
-  llvm::StringRef head = pattern.take_front(at), tail = pattern.drop_front(at + 2);
+  llvm::StringRef head = pattern.take_front(at),
+                  tail = pattern.drop_front(at + 2);
   if (!name.consume_front(head) || !name.consume_back(tail) || name.empty() ||
       !llvm::all_of(name, [](char c) { return c >= '0' && c <= '9'; }))
     return -1;

@@ -103,7 +103,8 @@ constexpr uint64_t kDefaultGradientBucketBytes = 25ull << 20;
 /// layer); with `ioInfo` nodes record what they read and write. Errors go
 /// to the module's location.
 FailureOr<Workload>
-buildWorkload(ModuleOp module, const sym::Bindings &b, const DeviceModel *device,
+buildWorkload(ModuleOp module, const sym::Bindings &b,
+              const DeviceModel *device,
               uint64_t gradientBucketBytes = kDefaultGradientBucketBytes,
               bool ioInfo = false);
 

@@ -19,14 +19,22 @@ namespace {
 
 const char *kindName(uint64_t type) {
   switch (type) {
-  case MetadataNode: return "metadata";
-  case MemLoad: return "mem_load";
-  case MemStore: return "mem_store";
-  case CompNode: return "compute";
-  case SendNode: return "send";
-  case RecvNode: return "recv";
-  case CollNode: return "collective";
-  default: return "invalid";
+  case MetadataNode:
+    return "metadata";
+  case MemLoad:
+    return "mem_load";
+  case MemStore:
+    return "mem_store";
+  case CompNode:
+    return "compute";
+  case SendNode:
+    return "send";
+  case RecvNode:
+    return "recv";
+  case CollNode:
+    return "collective";
+  default:
+    return "invalid";
   }
 }
 
@@ -228,8 +236,8 @@ std::string stage::trace::showRank(const TraceSetOptions &o,
       j.attribute("file", path);
       j.attribute("version", file.version);
       j.attribute("node_count", int64_t(file.nodes.size()));
-      j.attributeArray("nodes",
-                       [&] { each([&](size_t i) { show.json(j, i, waiters); }); });
+      j.attributeArray(
+          "nodes", [&] { each([&](size_t i) { show.json(j, i, waiters); }); });
     });
     os << "\n";
     return "";

@@ -103,9 +103,15 @@ private:
     double n = double(groupSize(c.group)), size = double(c.size), sent = size;
     if (c.type == CollNode) {
       switch (c.commType) {
-      case 0: sent = 2 * (n - 1) / n * size; break; // all-reduce
-      case 2: sent = (n - 1) * size; break;         // all-gather
-      default: sent = (n - 1) / n * size; break;    // reduce-scatter, a2a
+      case 0:
+        sent = 2 * (n - 1) / n * size;
+        break; // all-reduce
+      case 2:
+        sent = (n - 1) * size;
+        break; // all-gather
+      default:
+        sent = (n - 1) / n * size;
+        break; // reduce-scatter, a2a
       }
     }
     return t.linkBytes > 0 ? sent / t.linkBytes : 0;
@@ -327,7 +333,8 @@ std::string stage::trace::writeTimeline(const TraceSetOptions &options,
         TraceFile file;
         if (buf)
           (void)decodeTrace(path, (*buf)->getBuffer(), file);
-        auto meta = [&](const char *what, int64_t tid, const std::string &name) {
+        auto meta = [&](const char *what, int64_t tid,
+                        const std::string &name) {
           j.object([&] {
             j.attribute("ph", "M");
             j.attribute("name", what);

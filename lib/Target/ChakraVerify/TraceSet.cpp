@@ -219,9 +219,9 @@ void loadGroups(const std::string &path, int64_t n, TraceSet &set,
 /// Checks one rank's file on its own and keeps what the cross-rank checks
 /// and the statistics need. One function: a single pass over the nodes
 /// checks each and records it.
-void checkRank(const TraceFile &f, int64_t rank, const TraceSet &set,
-               int64_t n, const TraceSetOptions &o, ClassGraph &g,
-               RankGraph &rg, Errors &errors) {
+void checkRank(const TraceFile &f, int64_t rank, const TraceSet &set, int64_t n,
+               const TraceSetOptions &o, ClassGraph &g, RankGraph &rg,
+               Errors &errors) {
   rg.path = f.path;
   g.numNodes = uint32_t(f.nodes.size());
   if (f.hasMetadata && f.nodes.empty())

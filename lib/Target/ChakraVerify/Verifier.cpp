@@ -383,7 +383,8 @@ void simulateWith(const TraceSet &set, Errors &errors) {
     } else {
       // The first receive of this rank still waiting, in file order.
       for (size_t k = 0; k < rg.numComm(); ++k)
-        if (CommNode c = rg.comm(k, r); c.type == RecvNode && s.indeg[c.index] == 0 && why.empty()) {
+        if (CommNode c = rg.comm(k, r);
+            c.type == RecvNode && s.indeg[c.index] == 0 && why.empty()) {
           auto q = waitingRecvs.find(MessageKey::of(c));
           if (q != waitingRecvs.end() &&
               llvm::is_contained(q->second, std::make_pair(r, c.index)))

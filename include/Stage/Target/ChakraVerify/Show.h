@@ -22,8 +22,8 @@ namespace stage::trace {
 
 struct ShowOptions {
   int64_t rank = 0;
-  bool json = false;                // else text, a line per node
-  std::optional<uint64_t> node;     // only this node, and what waits for it
+  bool json = false;            // else text, a line per node
+  std::optional<uint64_t> node; // only this node, and what waits for it
 };
 
 /// Prints rank `s.rank` of the set `o` to `os`; an error message (naming the
