@@ -281,9 +281,9 @@ bool Replay::run() {
 
 } // namespace
 
-std::string stage::trace::writeTimeline(const TraceSetOptions &options,
-                                        const TimelineOptions &t,
-                                        llvm::raw_ostream &os) {
+std::string stage::trace::replayTimeline(const TraceSetOptions &options,
+                                         const TimelineOptions &t,
+                                         ReplayedTimeline &out) {
   TraceSetOptions o = options;
   double flops = t.flops, memory = t.memoryBytes;
   o.computeSeconds = [flops, memory](uint64_t ops, uint64_t bytes,
@@ -303,6 +303,7 @@ std::string stage::trace::writeTimeline(const TraceSetOptions &options,
                              : problems.front()) +
            " (stage-trace verify lists every problem)";
   int64_t n = int64_t(set.ranks.size());
+  out.ranks = n;
   std::set<int64_t> shown;
   for (int64_t r : t.ranks) {
     if (r < 0 || r >= n)
@@ -314,27 +315,52 @@ std::string stage::trace::writeTimeline(const TraceSetOptions &options,
   if (!replay.run())
     return "the replay does not finish: some ranks wait forever "
            "(stage-trace verify says where)";
+  out.iteration = replay.end();
+  for (int64_t r : shown) {
+    // The names, ids and sizes from the rank's file.
+    std::string path = o.dir + "/" + o.prefix + "." + std::to_string(r) + ".et";
+    auto buf = llvm::MemoryBuffer::getFile(path, false, false);
+    TraceFile file;
+    if (buf)
+      (void)decodeTrace(path, (*buf)->getBuffer(), file);
+    std::vector<ReplayedNode> &nodes = out.byRank[r];
+    for (const Span &s : replay.spans(r)) {
+      ReplayedNode node;
+      node.start = s.start;
+      node.end = s.end;
+      node.lane = s.lane;
+      if (s.node < file.nodes.size()) {
+        const Node &f = file.nodes[s.node];
+        node.id = f.id;
+        node.name = std::string(f.name);
+        node.flops = f.type == CompNode ? f.numOps.raw : 0;
+        node.bytes = f.type == CompNode ? 0 : f.commSize.raw;
+      }
+      nodes.push_back(std::move(node));
+    }
+  }
+  return "";
+}
 
+std::string stage::trace::writeTimeline(const TraceSetOptions &o,
+                                        const TimelineOptions &t,
+                                        llvm::raw_ostream &os) {
+  ReplayedTimeline replay;
+  if (std::string error = replayTimeline(o, t, replay); !error.empty())
+    return error;
   llvm::json::OStream j(os);
   j.object([&] {
     j.attribute("displayTimeUnit", "ms");
     j.attributeObject("otherData", [&] {
       j.attribute("generator", "stage-trace timeline");
       j.attribute("device", t.device);
-      j.attribute("ranks", n);
-      j.attribute("iteration_seconds", replay.end());
+      j.attribute("ranks", replay.ranks);
+      j.attribute("iteration_seconds", replay.iteration);
     });
     j.attributeArray("traceEvents", [&] {
-      for (int64_t r : shown) {
-        // The names, ids and sizes from the rank's file.
-        std::string path =
-            o.dir + "/" + o.prefix + "." + std::to_string(r) + ".et";
-        auto buf = llvm::MemoryBuffer::getFile(path, false, false);
-        TraceFile file;
-        if (buf)
-          (void)decodeTrace(path, (*buf)->getBuffer(), file);
-        auto meta = [&](const char *what, int64_t tid,
-                        const std::string &name) {
+      for (const auto &[r, nodes] : replay.byRank) {
+        auto meta = [&, r = r](const char *what, int64_t tid,
+                               const std::string &name) {
           j.object([&] {
             j.attribute("ph", "M");
             j.attribute("name", what);
@@ -345,32 +371,28 @@ std::string stage::trace::writeTimeline(const TraceSetOptions &options,
         };
         meta("process_name", 0, "rank " + std::to_string(r));
         uint32_t lanes = 0;
-        for (const Span &s : replay.spans(r))
+        for (const ReplayedNode &s : nodes)
           lanes = std::max(lanes, s.lane);
         meta("thread_name", 0, "compute");
         for (uint32_t l = 1; l <= lanes; ++l)
           meta("thread_name", l, "communication " + std::to_string(l));
-        for (const Span &s : replay.spans(r)) {
-          const Node *node =
-              s.node < file.nodes.size() ? &file.nodes[s.node] : nullptr;
+        for (const ReplayedNode &s : nodes)
           j.object([&] {
-            j.attribute("name", node ? std::string(node->name) : "node");
+            j.attribute("name", s.name.empty() ? "node" : s.name);
             j.attribute("cat", s.lane ? "communication" : "compute");
             j.attribute("ph", "X");
             j.attribute("ts", s.start * 1e6);
             j.attribute("dur", (s.end - s.start) * 1e6);
             j.attribute("pid", r);
             j.attribute("tid", int64_t(s.lane));
-            if (node)
-              j.attributeObject("args", [&] {
-                j.attribute("id", int64_t(node->id));
-                if (node->type == CompNode)
-                  j.attribute("flops", int64_t(node->numOps.raw));
-                else
-                  j.attribute("bytes", int64_t(node->commSize.raw));
-              });
+            j.attributeObject("args", [&] {
+              j.attribute("id", int64_t(s.id));
+              if (s.lane == 0)
+                j.attribute("flops", int64_t(s.flops));
+              else
+                j.attribute("bytes", int64_t(s.bytes));
+            });
           });
-        }
       }
     });
   });

@@ -279,6 +279,40 @@ void timelineChart(const PipelineReport &p, llvm::raw_ostream &os) {
      << "</text>\n</svg>\n";
 }
 
+/// The traces replayed (--traces): per rank, its compute nodes on one bar
+/// and its communication in flight on a thinner one below.
+void replayChart(const TraceReplay &r, llvm::raw_ostream &os) {
+  double end = r.iteration > 0 ? r.iteration : 1;
+  double rowHeight = 34, height = r.ranks.size() * rowHeight + 30;
+  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth
+     << "\" height=\"" << num(height) << "\" role=\"img\">\n";
+  for (auto [i, entry] : llvm::enumerate(r.ranks)) {
+    const auto &[rank, steps] = entry;
+    double y = 10 + i * rowHeight;
+    os << "<text x=\"" << num(kLeft - 8) << "\" y=\"" << num(y + 13)
+       << "\" text-anchor=\"end\">rank " << rank << "</text>\n";
+    for (const TraceReplay::Step &s : steps) {
+      bool compute = s.lane == 0;
+      double x = kLeft + s.start / end * kBarArea;
+      double w = std::max(0.3, (s.end - s.start) / end * kBarArea);
+      os << "<rect class=\"replay\" data-rank=\"" << rank << "\" x=\"" << num(x)
+         << "\" y=\"" << num(compute ? y : y + 20) << "\" width=\"" << num(w)
+         << "\" height=\"" << (compute ? "16" : "6") << "\" fill=\""
+         << (compute ? "#4e79a7" : "#f28e2b") << "\" fill-opacity=\""
+         << (compute ? "1" : "0.5") << "\"><title>" << escape(s.name)
+         << "</title></rect>\n";
+    }
+  }
+  os << "<text x=\"" << num(kLeft) << "\" y=\"" << num(height - 4)
+     << "\" class=\"legend\">0</text><text x=\"" << num(kLeft + kBarArea)
+     << "\" y=\"" << num(height - 4)
+     << "\" text-anchor=\"end\" class=\"legend\">"
+     << escape(humanReadable(sym::Rational(sym::BigInt(int64_t(end * 1e9)),
+                                           sym::BigInt(1000000000)),
+                             "s"))
+     << "</text>\n</svg>\n";
+}
+
 void table(llvm::raw_ostream &os, const Section &s) {
   os << "<div class=\"wide\"><table><caption>" << escape(s.title)
      << "</caption>\n"
@@ -360,7 +394,16 @@ static void printHtmlBody(const Report &report, llvm::raw_ostream &os) {
     if (report.pipeline) {
       os << "<h2>One iteration, per stage</h2>\n";
       timelineChart(*report.pipeline, os);
-      replayHint(*report.job, report.pipeline->stages, os);
+      if (!report.replay)
+        replayHint(*report.job, report.pipeline->stages, os);
+    }
+    if (report.replay) {
+      os << "<h2>The traces, node by node</h2>\n<p>"
+         << escape(report.replay->dir)
+         << " replayed (<code>stage-trace timeline</code>: compute above, "
+            "communication in flight below), the first rank of each "
+            "stage.</p>\n";
+      replayChart(*report.replay, os);
     }
     for (const Section &proto : report.stages.front().sections)
       stageTable(os, report, proto);

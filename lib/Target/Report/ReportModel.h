@@ -88,12 +88,26 @@ struct PipelineReport {
   double afterSchedule = 0;
 };
 
+/// The traces themselves replayed in time (`--traces`): one rank per stage,
+/// node by node (compute on lane 0, communication above).
+struct TraceReplay {
+  std::string dir;
+  double iteration = 0; // seconds
+  struct Step {
+    std::string name;
+    double start, end;
+    uint32_t lane;
+  };
+  std::vector<std::pair<int64_t, std::vector<Step>>> ranks; // rank, steps
+};
+
 struct Report {
   sym::Bindings bindings;
   std::optional<DeviceModel> device;
   /// The device of the time estimates and the memory warning (`device`,
   /// else the H100 preset).
   std::optional<DeviceModel> roofline;
+  std::optional<TraceReplay> replay;
   /// The functions that are not a partitioned training step.
   std::vector<FunctionReport> functions;
   /// A partitioned training step: the plan; the whole model's parameters

@@ -2,6 +2,8 @@
 
 #include "Stage/Target/Report/ReportTranslation.h"
 
+#include "Stage/Target/ChakraVerify/Timeline.h"
+
 #include "DisaggregatedReport.h"
 #include "ReportFormat.h"
 #include "ReportModel.h"
@@ -31,6 +33,12 @@ struct ReportOptions {
           clEnumValN(ReportFormat::Csv, "csv", "CSV, one row per number"),
           clEnumValN(ReportFormat::Html, "html",
                      "a self-contained page with SVG charts"))};
+  llvm::cl::opt<std::string> traces{
+      "traces",
+      llvm::cl::desc("--stage-to-report --format=html: also draw these "
+                     "traces (the step's), one rank per stage, replayed in "
+                     "time (stage-trace timeline)"),
+      llvm::cl::value_desc("dir")};
   llvm::cl::opt<std::string> failIfOver{
       "fail-if-over",
       llvm::cl::desc("--stage-to-report: exit non-zero when a rank's memory "
@@ -129,6 +137,57 @@ static LogicalResult checkPeaks(ModuleOp module, const report::Report &r,
   return success();
 }
 
+/// The first rank of each pipeline stage (pp coordinate p, every other 0).
+static std::vector<int64_t> firstRanks(const report::JobReport &job) {
+  int64_t stride = 1, stages = 1;
+  bool inner = false;
+  for (const auto &[axis, degree] : job.axes) {
+    if (inner)
+      stride *= degree;
+    if (axis == "pp")
+      stages = degree;
+    inner |= axis == "pp";
+  }
+  std::vector<int64_t> ranks;
+  for (int64_t p = 0; p < stages; ++p)
+    ranks.push_back(p * stride);
+  return ranks;
+}
+
+/// `r` with the traces in `dir` replayed (the first rank of each stage).
+static LogicalResult addReplay(ModuleOp module, report::Report &r,
+                               StringRef dir) {
+  if (!r.job || !r.roofline)
+    return module.emitError("--traces: the module is not a training step");
+  ::stage::trace::TraceSetOptions o;
+  o.dir = dir.str();
+  ::stage::trace::TimelineOptions t;
+  t.ranks = firstRanks(*r.job);
+  t.flops = r.roofline->matmulFlops;
+  t.memoryBytes = r.roofline->memoryBytes;
+  t.linkBytes = r.roofline->linkBytes;
+  t.device = r.roofline->name;
+  ::stage::trace::ReplayedTimeline replay;
+  std::string error = ::stage::trace::replayTimeline(o, t, replay);
+  if (replay.ranks && replay.ranks != r.job->gpus)
+    return module.emitError("--traces=")
+           << dir << " holds " << replay.ranks << " ranks, the step runs on "
+           << r.job->gpus;
+  if (!error.empty())
+    return module.emitError("--traces=") << dir << ": " << error;
+  report::TraceReplay out;
+  out.dir = dir.str();
+  out.iteration = replay.iteration;
+  for (auto &[rank, nodes] : replay.byRank) {
+    std::vector<report::TraceReplay::Step> steps;
+    for (::stage::trace::ReplayedNode &n : nodes)
+      steps.push_back({std::move(n.name), n.start, n.end, n.lane});
+    out.ranks.push_back({rank, std::move(steps)});
+  }
+  r.replay = std::move(out);
+  return success();
+}
+
 static bool overLimit = false;
 
 bool mlir::stage::reportWasOverLimit() { return overLimit; }
@@ -173,6 +232,8 @@ void mlir::stage::registerToReportTranslation() {
           return failure();
         FailureOr<report::Report> r = report::buildReport(module, *b, request);
         if (failed(r))
+          return failure();
+        if (!o.traces.empty() && failed(addReplay(module, *r, o.traces)))
           return failure();
         printReport(*r, o.format, os);
         // The report is written either way; the tool then fails.

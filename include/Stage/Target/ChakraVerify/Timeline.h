@@ -14,6 +14,8 @@
 
 #include "Stage/Target/ChakraVerify/Verifier.h"
 
+#include <map>
+
 namespace llvm {
 class raw_ostream;
 } // namespace llvm
@@ -26,6 +28,25 @@ struct TimelineOptions {
   double flops = 0, memoryBytes = 0, linkBytes = 0;
   std::string device; // its name, recorded in the output
 };
+
+/// A node of a rank asked for, in time.
+struct ReplayedNode {
+  uint64_t id = 0;
+  std::string name;
+  double start = 0, end = 0; // seconds
+  uint32_t lane = 0;         // 0: compute; 1, 2, ...: communication
+  uint64_t flops = 0, bytes = 0;
+};
+struct ReplayedTimeline {
+  int64_t ranks = 0;
+  double iteration = 0; // seconds, the last node's end on any rank
+  std::map<int64_t, std::vector<ReplayedNode>> byRank;
+};
+
+/// Replays the set; the ranks asked for, node by node. An error message as
+/// writeTimeline's.
+std::string replayTimeline(const TraceSetOptions &o, const TimelineOptions &t,
+                           ReplayedTimeline &out);
 
 /// Replays the set and writes the ranks' events to `os`. An error message
 /// when the set does not load cleanly, a rank is out of range, or the
