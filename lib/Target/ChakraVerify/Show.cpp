@@ -203,22 +203,21 @@ std::string stage::trace::showRank(const TraceSetOptions &o,
   std::map<int64_t, std::vector<int64_t>> groups = readGroups(groupsPath);
 
   Shower show{file, groups, {}};
-  std::map<uint64_t, size_t> position;
-  for (auto [i, n] : llvm::enumerate(file.nodes))
-    position.emplace(n.id, i);
   std::vector<size_t> picked;
   if (s.node) {
-    auto it = position.find(*s.node);
-    if (it == position.end())
+    auto it = llvm::find_if(file.nodes,
+                            [&](const Node &n) { return n.id == *s.node; });
+    if (it == file.nodes.end())
       return path + ": rank " + std::to_string(s.rank) + " has no node " +
              std::to_string(*s.node);
-    picked.push_back(it->second);
+    size_t at = size_t(it - file.nodes.begin());
+    picked.push_back(at);
     show.waiters.resize(file.nodes.size());
     for (const Node &n : file.nodes) {
       const uint64_t *deps = file.depsOf(n);
       for (uint32_t k = 0; k < n.depsCount; ++k)
         if (deps[k] == *s.node)
-          show.waiters[it->second].push_back(n.id);
+          show.waiters[at].push_back(n.id);
     }
   }
   auto each = [&](const std::function<void(size_t)> &fn) {

@@ -195,18 +195,11 @@ void commChart(const Report &report, llvm::raw_ostream &os) {
 
 /// How to see the traces themselves in time: the first rank of each stage
 /// (pp coordinate p, every other 0) replayed by `stage-trace timeline`.
-void replayHint(const JobReport &job, int64_t stages, llvm::raw_ostream &os) {
-  int64_t stride = 1;
-  bool inner = false;
-  for (const auto &[axis, degree] : job.axes) {
-    if (inner)
-      stride *= degree;
-    inner |= axis == "pp";
-  }
+void replayHint(const JobReport &job, llvm::raw_ostream &os) {
   os << "<p>Node by node, from the traces (one rank per stage): "
         "<code>stage-trace timeline TRACE_DIR --ranks=";
-  for (int64_t p = 0; p < stages; ++p)
-    os << (p ? "," : "") << p * stride;
+  for (auto [p, rank] : llvm::enumerate(job.getStageFirstRanks()))
+    os << (p ? "," : "") << rank;
   os << " -o timeline.json</code>, opened in ui.perfetto.dev or "
         "chrome://tracing.</p>\n";
 }
@@ -395,7 +388,7 @@ static void printHtmlBody(const Report &report, llvm::raw_ostream &os) {
       os << "<h2>One iteration, per stage</h2>\n";
       timelineChart(*report.pipeline, os);
       if (!report.replay)
-        replayHint(*report.job, report.pipeline->stages, os);
+        replayHint(*report.job, os);
     }
     if (report.replay) {
       os << "<h2>The traces, node by node</h2>\n<p>"

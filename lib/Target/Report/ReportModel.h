@@ -61,6 +61,21 @@ struct JobReport {
         return d;
     return 1;
   }
+  /// The first rank of each pipeline stage (pp coordinate p, every other
+  /// coordinate 0).
+  std::vector<int64_t> getStageFirstRanks() const {
+    int64_t stride = 1;
+    bool inner = false;
+    for (const auto &[axis, d] : axes) {
+      if (inner)
+        stride *= d;
+      inner |= axis == "pp";
+    }
+    std::vector<int64_t> ranks;
+    for (int64_t p = 0; p < degree("pp"); ++p)
+      ranks.push_back(p * stride);
+    return ranks;
+  }
 };
 
 /// One rank class: a pipeline stage (all its ranks hold the same shapes).

@@ -137,23 +137,6 @@ static LogicalResult checkPeaks(ModuleOp module, const report::Report &r,
   return success();
 }
 
-/// The first rank of each pipeline stage (pp coordinate p, every other 0).
-static std::vector<int64_t> firstRanks(const report::JobReport &job) {
-  int64_t stride = 1, stages = 1;
-  bool inner = false;
-  for (const auto &[axis, degree] : job.axes) {
-    if (inner)
-      stride *= degree;
-    if (axis == "pp")
-      stages = degree;
-    inner |= axis == "pp";
-  }
-  std::vector<int64_t> ranks;
-  for (int64_t p = 0; p < stages; ++p)
-    ranks.push_back(p * stride);
-  return ranks;
-}
-
 /// `r` with the traces in `dir` replayed (the first rank of each stage).
 static LogicalResult addReplay(ModuleOp module, report::Report &r,
                                StringRef dir) {
@@ -162,7 +145,7 @@ static LogicalResult addReplay(ModuleOp module, report::Report &r,
   ::stage::trace::TraceSetOptions o;
   o.dir = dir.str();
   ::stage::trace::TimelineOptions t;
-  t.ranks = firstRanks(*r.job);
+  t.ranks = r.job->getStageFirstRanks();
   t.flops = r.roofline->matmulFlops;
   t.memoryBytes = r.roofline->memoryBytes;
   t.linkBytes = r.roofline->linkBytes;
