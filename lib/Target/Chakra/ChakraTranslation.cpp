@@ -103,37 +103,30 @@ static std::string describeGrid(const Workload &w) {
 /// The checked workload of a program module: a whole run, or one rank
 /// group of a disaggregated one.
 static FailureOr<Workload> buildCheckedWorkload(ModuleOp module,
-                                                uint64_t bucketBytes) {
+                                                const TraceOptions &o) {
   FailureOr<sym::Bindings> b = getEffectiveBindings(module);
   if (failed(b))
     return failure();
-  // With a device, nodes also carry roofline durations (duration_micros).
-  FailureOr<std::optional<DeviceModel>> device = getDeviceModel(module, "");
-  if (failed(device))
-    return failure();
   FailureOr<Workload> w =
-      buildWorkload(module, *b, *device ? &**device : nullptr, bucketBytes,
-                    chakraOptions().ioInfo);
+      buildWorkload(module, *b, o.device, o.bucketBytes, o.ioInfo);
   if (failed(w) || failed(checkWorkload(*w, module.getLoc())))
     return failure();
   return w;
 }
 
 static FailureOr<TraceSet> buildTraceSet(ModuleOp module,
-                                         uint64_t bucketBytes) {
+                                         const TraceOptions &o) {
   if (std::optional<ServingGroups> groups = getServingGroups(module)) {
-    FailureOr<Workload> prefill =
-        buildCheckedWorkload(groups->prefill, bucketBytes);
+    FailureOr<Workload> prefill = buildCheckedWorkload(groups->prefill, o);
     if (failed(prefill))
       return failure();
-    FailureOr<Workload> decode =
-        buildCheckedWorkload(groups->decode, bucketBytes);
+    FailureOr<Workload> decode = buildCheckedWorkload(groups->decode, o);
     if (failed(decode))
       return failure();
     return TraceSet::disaggregated(std::move(*prefill), std::move(*decode),
                                    module.getLoc());
   }
-  FailureOr<Workload> w = buildCheckedWorkload(module, bucketBytes);
+  FailureOr<Workload> w = buildCheckedWorkload(module, o);
   if (failed(w))
     return failure();
   return TraceSet(std::move(*w));
@@ -175,7 +168,15 @@ static LogicalResult emitTraces(Operation *op, raw_ostream &os) {
                                      << ": expected a size, as in 25MiB, or 0";
     bucketBytes = uint64_t(*size);
   }
-  FailureOr<TraceSet> set = buildTraceSet(module, bucketBytes);
+  // With a device, nodes also carry roofline durations (duration_micros).
+  FailureOr<std::optional<DeviceModel>> device = getDeviceModel(module, "");
+  if (failed(device))
+    return failure();
+  TraceOptions to;
+  to.bucketBytes = bucketBytes;
+  to.ioInfo = o.ioInfo;
+  to.device = *device ? &**device : nullptr;
+  FailureOr<TraceSet> set = buildTraceSet(module, to);
   if (failed(set))
     return failure();
   int64_t numRanks = set->getNumRanks();
@@ -219,6 +220,20 @@ static LogicalResult emitTraces(Operation *op, raw_ostream &os) {
        << wo.dir << "\n";
   os << describeSet(*set) << "\n";
   return success();
+}
+
+FailureOr<int64_t> mlir::stage::writeTraces(ModuleOp module, StringRef dir,
+                                            const TraceOptions &o) {
+  FailureOr<TraceSet> set = buildTraceSet(module, o);
+  if (failed(set))
+    return failure();
+  WriteOptions wo;
+  wo.dir = dir.str();
+  wo.threads = traceThreads;
+  FailureOr<WriteStats> s = writeTraceSet(*set, wo, module.getLoc());
+  if (failed(s))
+    return failure();
+  return set->getNumRanks();
 }
 
 void mlir::stage::registerToChakraTranslation() {

@@ -3,7 +3,29 @@
 #ifndef STAGE_TARGET_CHAKRA_CHAKRATRANSLATION_H
 #define STAGE_TARGET_CHAKRA_CHAKRATRANSLATION_H
 
+#include "mlir/IR/BuiltinOps.h"
+
+#include <cstdint>
+
 namespace mlir::stage {
+
+struct DeviceModel;
+
+/// How a trace set is built; the defaults are `--stage-to-chakra`'s.
+struct TraceOptions {
+  /// Gradients reduced in buckets of at least this many bytes (0: one
+  /// collective per gradient and layer).
+  uint64_t bucketBytes = 25 << 20;
+  /// Inputs and outputs on every node (ASTRA-sim's memory tracker).
+  bool ioInfo = false;
+  /// Nodes carry roofline durations on this device (none: no durations).
+  const DeviceModel *device = nullptr;
+};
+
+/// Writes the trace set of a step (under its module's bindings) to `dir`,
+/// as `--stage-to-chakra --output-dir=dir` does; returns the rank count.
+FailureOr<int64_t> writeTraces(ModuleOp module, llvm::StringRef dir,
+                               const TraceOptions &o = {});
 
 /// Registers `--stage-to-chakra`.
 void registerToChakraTranslation();

@@ -1,0 +1,80 @@
+//===- Search.h - The best plans of a model on N GPUs -----------*- C++ -*-===//
+//
+// The plan search (docs/Explore.md): the plan space of PlanSpace.h, grouped
+// by shape (what the compiled step's structure depends on: the pipeline,
+// schedule, ZeRO stage, recomputation, sp, and which axes are split), one
+// stage-train compilation per shape, then every plan of the shape evaluated
+// from the same step under its own degrees and micro-batch count, with the
+// report's memory and time (StepEstimate.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STAGE_EXPLORE_SEARCH_H
+#define STAGE_EXPLORE_SEARCH_H
+
+#include "Stage/Explore/PlanSpace.h"
+
+#include "Stage/Analysis/DeviceModel.h"
+#include "Stage/Target/Report/StepEstimate.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <functional>
+
+namespace mlir::stage::explore {
+
+struct SearchRequest {
+  int64_t gpus = 1;
+  DeviceModel device;
+  /// Overrides of the model's batch (sequences per iteration) and sequence.
+  std::optional<int64_t> batch, seq;
+  std::vector<Constraint> constraints;
+  int64_t maxVirtualStages = 4;
+};
+
+struct Candidate {
+  Plan plan;
+  report::StepEstimate estimate;
+  /// Model FLOPs (3x the forward's) over the iteration and the GPUs' peak.
+  double mfu = 0;
+  double tokensPerSecondPerGpu = 0;
+};
+
+struct SearchProgress {
+  int64_t shapesDone = 0, shapes = 0, evaluated = 0, fitting = 0;
+};
+
+struct SearchResult {
+  /// The plans that fit the device, best (shortest iteration) first.
+  std::vector<Candidate> ranked;
+  int64_t enumerated = 0, shapes = 0, evaluated = 0;
+  /// Plans left out before evaluation (by the model's sizes, constraints,
+  /// a shape that does not compile), by reason.
+  std::map<std::string, int64_t> excluded;
+  /// Evaluated plans over the device memory: those whose model states
+  /// alone exceed it, the rest; and the smallest such peak.
+  int64_t statesOver = 0, activationsOver = 0;
+  int64_t smallestPeakOver = 0;
+  double compileSeconds = 0, evaluateSeconds = 0;
+};
+
+/// What the model's sizes allow (heads, FFN widths, vocabulary, experts,
+/// layer stack iterations), read from its bindings and layer stacks.
+ModelLimits getModelLimits(ModuleOp model, const sym::Bindings &b);
+
+/// Searches every plan of `model` on `r.gpus` GPUs. Fails (with a
+/// diagnostic at the model) only on a model that is no training input;
+/// plans that cannot be built are counted in `excluded`.
+FailureOr<SearchResult>
+searchPlans(ModuleOp model, const SearchRequest &r,
+            const std::function<void(const SearchProgress &)> &progress = {});
+
+/// The step of `plan`: `model` (with the request's batch and sequence)
+/// through stage-train with the plan's options; errors at the model.
+FailureOr<OwningOpRef<ModuleOp>> compilePlan(ModuleOp model,
+                                             const SearchRequest &r,
+                                             const Plan &plan);
+
+} // namespace mlir::stage::explore
+
+#endif // STAGE_EXPLORE_SEARCH_H

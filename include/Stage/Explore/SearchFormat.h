@@ -1,0 +1,45 @@
+//===- SearchFormat.h - Renderings of a plan search -------------*- C++ -*-===//
+
+#ifndef STAGE_EXPLORE_SEARCHFORMAT_H
+#define STAGE_EXPLORE_SEARCHFORMAT_H
+
+#include "Stage/Explore/Search.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::stage::explore {
+
+/// What was asked, for the renderings' titles.
+struct SearchTitle {
+  std::string model;  // the architecture or file name
+  int64_t gpus = 1;
+  DeviceModel device;
+  int64_t batch = 1, seq = 1;
+  int64_t top = 10;
+  double wallSeconds = 0;
+};
+
+/// The search in a few lines: what was enumerated, compiled, evaluated,
+/// left out and why, and the evaluation rate.
+std::string describeSearch(const SearchResult &r, const SearchTitle &t);
+/// The plans on the Pareto front of iteration time and peak memory (no
+/// other plan is faster and smaller), as indices into `r.ranked`.
+std::vector<size_t> getParetoFront(const SearchResult &r);
+
+/// The summary, then the top plans as a table.
+void printSearchMarkdown(const SearchResult &r, const SearchTitle &t,
+                         llvm::raw_ostream &os);
+/// A JSON array of the top plans, best first.
+void printSearchJson(const SearchResult &r, const SearchTitle &t,
+                     llvm::raw_ostream &os);
+/// One row per top plan, with a header.
+void printSearchCsv(const SearchResult &r, const SearchTitle &t,
+                    llvm::raw_ostream &os);
+/// A page: the summary, every fitting plan drawn as time against memory
+/// with the Pareto front marked and labelled, and the top plans' table.
+void printSearchHtml(const SearchResult &r, const SearchTitle &t,
+                     llvm::raw_ostream &os);
+
+} // namespace mlir::stage::explore
+
+#endif // STAGE_EXPLORE_SEARCHFORMAT_H

@@ -1,0 +1,42 @@
+//===- StepEstimate.h - A training step's peak and time, for searches -*- C++ -*-===//
+//
+// The numbers a plan search ranks by, read from the report itself so that
+// they are the numbers `--stage-to-report` prints for the same step and
+// bindings: the largest rank's memory peak and the iteration time.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef STAGE_TARGET_REPORT_STEPESTIMATE_H
+#define STAGE_TARGET_REPORT_STEPESTIMATE_H
+
+#include "Stage/Analysis/DeviceModel.h"
+#include "Stage/Support/SymExpr.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::stage::report {
+
+struct StepEstimate {
+  /// The largest peak of any rank (bytes) and the stage it is on.
+  int64_t peakBytes = 0;
+  int64_t peakStage = 0;
+  /// That stage's model states (weights, gradients, master weights,
+  /// moments): what no schedule or recomputation changes.
+  int64_t modelStatesBytes = 0;
+  /// The report's iteration (schedule + reductions + optimizer), seconds.
+  double iterationSeconds = 0;
+  /// The whole job's forward FLOPs per iteration (3x of it is the model
+  /// FLOPs of MFU) and tokens per iteration (B S).
+  double forwardFlops = 0;
+  double tokens = 0;
+};
+
+/// The estimate of the partitioned training step of `module` under `b` on
+/// `device`; errors (a size that does not evaluate) go to the diagnostic
+/// engine at the op concerned.
+FailureOr<StepEstimate> estimateStep(ModuleOp module, const sym::Bindings &b,
+                                     const DeviceModel &device);
+
+} // namespace mlir::stage::report
+
+#endif // STAGE_TARGET_REPORT_STEPESTIMATE_H

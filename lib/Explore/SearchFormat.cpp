@@ -1,0 +1,267 @@
+//===- SearchFormat.cpp - Renderings of a plan search ---------------------===//
+
+#include "Stage/Explore/SearchFormat.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir::stage;
+using namespace mlir::stage::explore;
+
+namespace {
+
+std::string fixed(double v, int digits) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::format(("%." + std::to_string(digits) + "f").c_str(), v);
+  return s;
+}
+
+std::string gib(double bytes) { return fixed(bytes / double(1ull << 30), 1) + " GiB"; }
+
+std::string seconds(double s) {
+  return s < 1 ? fixed(s * 1e3, 1) + " ms" : fixed(s, 3) + " s";
+}
+
+size_t shown(const SearchResult &r, const SearchTitle &t) {
+  return std::min<size_t>(r.ranked.size(), size_t(std::max<int64_t>(t.top, 0)));
+}
+
+std::string escape(const std::string &s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+    case '<': out += "&lt;"; break;
+    case '>': out += "&gt;"; break;
+    case '&': out += "&amp;"; break;
+    case '"': out += "&quot;"; break;
+    default: out += c;
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+std::string mlir::stage::explore::describeSearch(const SearchResult &r,
+                                                 const SearchTitle &t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t.model << " on " << t.gpus << " GPUs (" << t.device.name << ", "
+     << gib(t.device.memoryCapacity) << "), batch " << t.batch
+     << " x sequence " << t.seq << ".\n";
+  int64_t excluded = 0;
+  for (const auto &[why, n] : r.excluded)
+    excluded += n;
+  os << r.enumerated << " plans in " << r.shapes << " shapes; " << r.evaluated
+     << " evaluated, " << r.ranked.size() << " fit the device";
+  if (int64_t over = r.statesOver + r.activationsOver)
+    os << ", " << over << " do not (" << r.statesOver
+       << " by their model states alone, " << r.activationsOver
+       << " with their activations; the smallest such peak is "
+       << gib(double(r.smallestPeakOver)) << ")";
+  os << ".\n";
+  if (excluded) {
+    os << excluded << " left out:";
+    for (const auto &[why, n] : r.excluded)
+      os << " " << why << " (" << n << ");";
+    os << "\n";
+  }
+  double rate = r.evaluateSeconds > 0 ? double(r.evaluated) / r.evaluateSeconds : 0;
+  os << "Compiled " << r.shapes << " shapes in " << fixed(r.compileSeconds, 2)
+     << " s, evaluated " << r.evaluated << " plans in "
+     << fixed(r.evaluateSeconds, 2) << " s (" << int64_t(std::llround(rate))
+     << " plans/s); " << fixed(t.wallSeconds, 2) << " s in all.\n";
+  return s;
+}
+
+std::vector<size_t>
+mlir::stage::explore::getParetoFront(const SearchResult &r) {
+  // r.ranked is by time (then memory): a plan is on the front when it is
+  // smaller than every faster one.
+  std::vector<size_t> front;
+  int64_t smallest = INT64_MAX;
+  for (size_t i = 0; i < r.ranked.size(); ++i)
+    if (r.ranked[i].estimate.peakBytes < smallest) {
+      smallest = r.ranked[i].estimate.peakBytes;
+      front.push_back(i);
+    }
+  return front;
+}
+
+void mlir::stage::explore::printSearchMarkdown(const SearchResult &r,
+                                               const SearchTitle &t,
+                                               llvm::raw_ostream &os) {
+  os << "# Plan search\n\n" << describeSearch(r, t) << "\n";
+  if (r.ranked.empty())
+    return;
+  os << "| # | plan (--stage-train) | peak memory | iteration | MFU | "
+        "tokens/s per GPU |\n|---:|---|---:|---:|---:|---:|\n";
+  for (size_t i = 0, e = shown(r, t); i < e; ++i) {
+    const Candidate &c = r.ranked[i];
+    os << "| " << i + 1 << " | `" << c.plan.options() << "` | "
+       << gib(double(c.estimate.peakBytes)) << " | "
+       << seconds(c.estimate.iterationSeconds) << " | "
+       << fixed(100 * c.mfu, 1) << "% | "
+       << int64_t(std::llround(c.tokensPerSecondPerGpu)) << " |\n";
+  }
+}
+
+static llvm::json::Object toJson(const Candidate &c, const SearchTitle &t) {
+  const Plan &p = c.plan;
+  return llvm::json::Object{
+      {"plan", p.options()},
+      {"gpus", t.gpus},
+      {"peak_memory_bytes", c.estimate.peakBytes},
+      {"peak_stage", c.estimate.peakStage},
+      {"model_states_bytes", c.estimate.modelStatesBytes},
+      {"iteration_seconds", c.estimate.iterationSeconds},
+      {"mfu", c.mfu},
+      {"tokens_per_second_per_gpu", c.tokensPerSecondPerGpu},
+      {"dp", p.dp},
+      {"tp", p.tp},
+      {"pp", p.pp},
+      {"cp", p.cp},
+      {"ep", p.ep},
+      {"micro_batches", p.microBatches},
+      {"schedule", p.schedule},
+      {"virtual_stages", p.virtualStages},
+      {"zero", p.zero},
+      {"recompute", p.recompute},
+      {"sp", p.sp},
+  };
+}
+
+void mlir::stage::explore::printSearchJson(const SearchResult &r,
+                                           const SearchTitle &t,
+                                           llvm::raw_ostream &os) {
+  llvm::json::Array all;
+  for (size_t i = 0, e = shown(r, t); i < e; ++i)
+    all.push_back(toJson(r.ranked[i], t));
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(all))) << "\n";
+}
+
+void mlir::stage::explore::printSearchCsv(const SearchResult &r,
+                                          const SearchTitle &t,
+                                          llvm::raw_ostream &os) {
+  os << "rank,plan,gpus,peak_memory_bytes,iteration_seconds,mfu,"
+        "tokens_per_second_per_gpu\n";
+  for (size_t i = 0, e = shown(r, t); i < e; ++i) {
+    const Candidate &c = r.ranked[i];
+    os << i + 1 << ",\"" << c.plan.options() << "\"," << t.gpus << ","
+       << c.estimate.peakBytes << ","
+       << llvm::format("%.9g", c.estimate.iterationSeconds) << ","
+       << llvm::format("%.4f", c.mfu) << ","
+       << int64_t(std::llround(c.tokensPerSecondPerGpu)) << "\n";
+  }
+}
+
+/// Time against memory, every fitting plan a dot (its plan on hover), the
+/// Pareto front joined and labelled, the device memory as a line.
+static void paretoChart(const SearchResult &r, const SearchTitle &t,
+                        llvm::raw_ostream &os) {
+  const double width = 900, height = 520, left = 70, right = 20, top = 20,
+               bottom = 50;
+  double tMax = 0, mMax = t.device.memoryCapacity;
+  for (const Candidate &c : r.ranked) {
+    tMax = std::max(tMax, c.estimate.iterationSeconds);
+    mMax = std::max(mMax, double(c.estimate.peakBytes));
+  }
+  if (tMax <= 0)
+    return;
+  auto x = [&](double s) { return left + (width - left - right) * s / tMax; };
+  auto y = [&](double b) {
+    return height - bottom - (height - top - bottom) * b / mMax;
+  };
+  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width
+     << "\" height=\"" << height << "\">\n";
+  // Axes with five ticks each.
+  os << "<line x1=\"" << left << "\" y1=\"" << y(0) << "\" x2=\""
+     << width - right << "\" y2=\"" << y(0) << "\" stroke=\"#444\"/>\n"
+     << "<line x1=\"" << left << "\" y1=\"" << top << "\" x2=\"" << left
+     << "\" y2=\"" << y(0) << "\" stroke=\"#444\"/>\n";
+  for (int i = 0; i <= 5; ++i) {
+    double s = tMax * i / 5, b = mMax * i / 5;
+    os << "<text class=\"tick\" x=\"" << x(s) << "\" y=\"" << y(0) + 14
+       << "\" text-anchor=\"middle\">" << escape(seconds(s)) << "</text>\n"
+       << "<text class=\"tick\" x=\"" << left - 4 << "\" y=\"" << y(b) + 3
+       << "\" text-anchor=\"end\">" << escape(gib(b)) << "</text>\n";
+  }
+  os << "<text x=\"" << (left + width) / 2 << "\" y=\"" << height - 8
+     << "\" text-anchor=\"middle\">iteration time</text>\n"
+     << "<text x=\"14\" y=\"" << (top + height) / 2
+     << "\" transform=\"rotate(-90 14 " << (top + height) / 2
+     << ")\" text-anchor=\"middle\">peak memory per GPU</text>\n";
+  os << "<line x1=\"" << left << "\" y1=\"" << y(t.device.memoryCapacity)
+     << "\" x2=\"" << width - right << "\" y2=\"" << y(t.device.memoryCapacity)
+     << "\" stroke=\"#b00\" stroke-dasharray=\"4 3\"/>\n<text class=\"tick\" x=\""
+     << width - right << "\" y=\"" << y(t.device.memoryCapacity) - 4
+     << "\" text-anchor=\"end\" fill=\"#b00\">" << escape(t.device.name)
+     << " memory</text>\n";
+  for (const Candidate &c : r.ranked)
+    os << "<circle cx=\"" << fixed(x(c.estimate.iterationSeconds), 1)
+       << "\" cy=\"" << fixed(y(double(c.estimate.peakBytes)), 1)
+       << "\" r=\"2\" fill=\"#8ab\"><title>" << escape(c.plan.options())
+       << "</title></circle>\n";
+  std::vector<size_t> front = getParetoFront(r);
+  os << "<polyline fill=\"none\" stroke=\"#d60\" points=\"";
+  for (size_t i : front)
+    os << fixed(x(r.ranked[i].estimate.iterationSeconds), 1) << ","
+       << fixed(y(double(r.ranked[i].estimate.peakBytes)), 1) << " ";
+  os << "\"/>\n";
+  for (size_t i : front) {
+    const Candidate &c = r.ranked[i];
+    double cx = x(c.estimate.iterationSeconds),
+           cy = y(double(c.estimate.peakBytes));
+    os << "<circle class=\"pareto\" cx=\"" << fixed(cx, 1) << "\" cy=\""
+       << fixed(cy, 1) << "\" r=\"4\" fill=\"#d60\"><title>"
+       << escape(c.plan.options()) << "</title></circle>\n<text class=\"tick\" x=\""
+       << fixed(cx + 6, 1) << "\" y=\"" << fixed(cy - 4, 1) << "\">"
+       << escape(c.plan.options()) << "</text>\n";
+  }
+  os << "</svg>\n";
+}
+
+void mlir::stage::explore::printSearchHtml(const SearchResult &r,
+                                           const SearchTitle &t,
+                                           llvm::raw_ostream &os) {
+  os << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+     << "<title>stage plan search</title>\n<style>\n"
+     << "body{font-family:sans-serif;margin:2em;color:#222}\n"
+     << "table{border-collapse:collapse;margin:1em 0}\n"
+     << "td,th{border:1px solid #ccc;padding:.2em .6em}\n"
+     << "td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
+     << ".tick{font-size:10px}\nsvg text{font-size:12px}\n"
+     << "</style>\n</head>\n<body>\n<h1>Plan search</h1>\n";
+  std::string summary = describeSearch(r, t);
+  llvm::SmallVector<llvm::StringRef> lines;
+  llvm::StringRef(summary).trim().split(lines, '\n');
+  for (llvm::StringRef line : lines)
+    os << "<p>" << escape(line.str()) << "</p>\n";
+  if (r.ranked.empty()) {
+    os << "</body>\n</html>\n";
+    return;
+  }
+  os << "<h2>Every plan that fits: iteration time against peak memory</h2>\n"
+     << "<p>The Pareto front (no plan is both faster and smaller) is joined "
+        "and labelled; hover a dot for its plan.</p>\n";
+  paretoChart(r, t, os);
+  os << "<h2>The " << shown(r, t) << " fastest</h2>\n<table>\n<tr><th>#</th>"
+     << "<th>plan (--stage-train)</th><th>peak memory</th><th>iteration</th>"
+     << "<th>MFU</th><th>tokens/s per GPU</th></tr>\n";
+  for (size_t i = 0, e = shown(r, t); i < e; ++i) {
+    const Candidate &c = r.ranked[i];
+    os << "<tr><td class=\"n\">" << i + 1 << "</td><td><code>"
+       << escape(c.plan.options()) << "</code></td><td class=\"n\">"
+       << gib(double(c.estimate.peakBytes)) << "</td><td class=\"n\">"
+       << seconds(c.estimate.iterationSeconds) << "</td><td class=\"n\">"
+       << fixed(100 * c.mfu, 1) << "%</td><td class=\"n\">"
+       << int64_t(std::llround(c.tokensPerSecondPerGpu)) << "</td></tr>\n";
+  }
+  os << "</table>\n</body>\n</html>\n";
+}

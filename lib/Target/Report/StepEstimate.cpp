@@ -1,0 +1,41 @@
+//===- StepEstimate.cpp - A training step's peak and time -----------------===//
+
+#include "Stage/Target/Report/StepEstimate.h"
+
+#include "ReportModel.h"
+
+using namespace mlir;
+using namespace mlir::stage;
+using namespace mlir::stage::report;
+
+FailureOr<StepEstimate>
+mlir::stage::report::estimateStep(ModuleOp module, const sym::Bindings &b,
+                                  const DeviceModel &device) {
+  ReportRequest request;
+  request.device = device;
+  FailureOr<Report> r = buildReport(module, b, request);
+  if (failed(r))
+    return failure();
+  if (!r->job || r->job->serving || r->stages.empty())
+    return module.emitError("expected a partitioned training step");
+  StepEstimate e;
+  for (const StageReport &s : r->stages) {
+    int64_t peak =
+        s.find("memory")->find("peak")->value.ceilToInt64().value_or(INT64_MAX);
+    if (peak > e.peakBytes) {
+      e.peakBytes = peak;
+      e.peakStage = s.stage;
+      e.modelStatesBytes = s.find("memory")
+                               ->find("model_states")
+                               ->value.ceilToInt64()
+                               .value_or(INT64_MAX);
+    }
+  }
+  e.iterationSeconds =
+      r->findTotal("job_time")->find("iteration")->value.toDouble();
+  e.forwardFlops =
+      r->findTotal("job_flops")->find("forward")->value.toDouble();
+  if (b.count("B") && b.count("S"))
+    e.tokens = double(b.at("B")) * double(b.at("S"));
+  return e;
+}

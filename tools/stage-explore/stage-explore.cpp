@@ -1,0 +1,232 @@
+//===- stage-explore.cpp - The best parallelization plans of a model ------===//
+//
+//   stage-explore model.mlir --gpus=N [--device=h100] [--global-batch=B]
+//       [--seq=S] [--top=K] [--constraints="tp<=8 pp>=2"]
+//       [--format=md|json|csv|html] [-o FILE] [--emit-best=DIR]
+//
+// Every plan of the model on exactly N GPUs, compiled once per shape and
+// evaluated with the report's memory and time (docs/Explore.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
+#include "Stage/Explore/SearchFormat.h"
+#include "Stage/InitAll.h"
+#include "Stage/Target/Chakra/ChakraTranslation.h"
+#include "Stage/Target/TargetOptions.h"
+#include "Stage/Tools/ToolSetup.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <chrono>
+
+using namespace mlir;
+using namespace mlir::stage;
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("stage-explore options");
+static cl::opt<std::string> input(cl::Positional, cl::Required,
+                                  cl::desc("<model.mlir>"), cl::cat(category));
+static cl::opt<int64_t> gpus("gpus", cl::desc("GPUs of every plan"),
+                             cl::init(0), cl::cat(category));
+static cl::opt<std::string>
+    deviceName("device",
+               cl::desc("Device preset: its roofline and memory capacity"),
+               cl::init("h100"), cl::cat(category));
+static cl::opt<std::string>
+    deviceMemory("device-memory",
+                 cl::desc("Override: device memory, as in 80GB"),
+                 cl::cat(category));
+static cl::opt<int64_t> globalBatch(
+    "global-batch", cl::desc("Sequences per iteration (default: the model's B)"),
+    cl::init(0), cl::cat(category));
+static cl::opt<int64_t> seq("seq",
+                            cl::desc("Sequence length (default: the model's S)"),
+                            cl::init(0), cl::cat(category));
+static cl::opt<int64_t> top("top", cl::desc("Plans to print"), cl::init(10),
+                            cl::cat(category));
+static cl::opt<std::string> constraints(
+    "constraints",
+    cl::desc("Bounds on the plans, as \"tp<=8 pp>=2 zero!=3 M=16\" (fields "
+             "dp tp pp cp ep M v zero)"),
+    cl::cat(category));
+static cl::opt<std::string> format("format",
+                                   cl::desc("md (default), json, csv or html"),
+                                   cl::init("md"), cl::cat(category));
+static cl::opt<std::string> output("o", cl::desc("Output file"), cl::init("-"),
+                                   cl::cat(category));
+static cl::opt<std::string> emitBest(
+    "emit-best",
+    cl::desc("Write the best plan's step (step.mlir) and traces (traces/) "
+             "to this directory"),
+    cl::cat(category));
+static cl::opt<bool> quiet("quiet", cl::desc("No progress line"),
+                           cl::init(false), cl::cat(category));
+
+/// One line on stderr, `error: ...`, and a failing exit.
+static int fail(const llvm::Twine &message) {
+  llvm::errs() << "stage-explore: error: " << message << "\n";
+  return 1;
+}
+
+static std::string getModelName(ModuleOp m) {
+  if (auto model = m->getAttrOfType<DictionaryAttr>("stage.model"))
+    if (auto arch = model.getAs<StringAttr>("architecture"))
+      return arch.str();
+  return llvm::sys::path::filename(input).str();
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(
+      argc, argv, "stage-explore: the best parallelization plans of a model\n");
+  auto start = std::chrono::steady_clock::now();
+
+  if (gpus < 1)
+    return fail("--gpus=N is required, N at least 1");
+  if (top < 1)
+    return fail("--top=K needs K at least 1");
+  if (format != "md" && format != "json" && format != "csv" && format != "html")
+    return fail("--format=" + format + ": expected md, json, csv or html");
+  explore::SearchRequest request;
+  request.gpus = gpus;
+  std::optional<DeviceModel> device = getDevicePreset(deviceName);
+  if (!device)
+    return fail("--device=" + deviceName + ": unknown device; presets: " +
+                getDevicePresetNames());
+  if (!deviceMemory.empty()) {
+    std::optional<double> bytes = parseByteSize(deviceMemory);
+    if (!bytes || *bytes <= 0)
+      return fail("--device-memory=" + deviceMemory +
+                  ": expected a size, as in 80GB");
+    device->memoryCapacity = *bytes;
+  }
+  request.device = *device;
+  if (globalBatch < 0 || seq < 0)
+    return fail("--global-batch and --seq must be positive");
+  if (globalBatch)
+    request.batch = int64_t(globalBatch);
+  if (seq)
+    request.seq = int64_t(seq);
+  std::string error;
+  std::optional<std::vector<explore::Constraint>> parsed =
+      explore::parseConstraints(constraints, error);
+  if (!parsed)
+    return fail("--constraints: " + error);
+  request.constraints = *parsed;
+
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext ctx(registry);
+  ctx.disableMultithreading();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &ctx);
+  std::string openError;
+  std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(input, &openError);
+  if (!file)
+    return fail(openError);
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  OwningOpRef<ModuleOp> model = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
+  if (!model)
+    return 1;
+
+  auto progress = [&](const explore::SearchProgress &p) {
+    static auto last = std::chrono::steady_clock::now();
+    auto now = std::chrono::steady_clock::now();
+    if (quiet || std::chrono::duration<double>(now - last).count() < 2)
+      return;
+    last = now;
+    llvm::errs() << "stage-explore: " << p.shapesDone << "/" << p.shapes
+                 << " shapes, " << p.evaluated << " plans evaluated, "
+                 << p.fitting << " fit\n";
+  };
+  FailureOr<explore::SearchResult> result =
+      explore::searchPlans(*model, request, progress);
+  if (failed(result))
+    return 1;
+
+  explore::SearchTitle title;
+  title.model = getModelName(*model);
+  title.gpus = gpus;
+  title.device = request.device;
+  title.top = top;
+  FailureOr<sym::Bindings> b = getModuleBindings(*model);
+  title.batch = request.batch ? *request.batch : (b->count("B") ? b->at("B") : 1);
+  title.seq = request.seq ? *request.seq : (b->count("S") ? b->at("S") : 1);
+  title.wallSeconds = std::chrono::duration<double>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+
+  if (result->enumerated == 0 || result->evaluated == 0) {
+    std::string why;
+    for (const auto &[reason, n] : result->excluded)
+      why += (why.empty() ? "" : "; ") + reason + " (" + std::to_string(n) + ")";
+    return fail("no plan of " + title.model + " runs on " +
+                std::to_string(gpus) + " GPUs" +
+                (why.empty() ? std::string() : ": " + why));
+  }
+  if (result->ranked.empty())
+    return fail("none of the " + std::to_string(result->evaluated) +
+                " plans of " + title.model + " on " + std::to_string(gpus) +
+                " GPUs fits the " + std::to_string(int64_t(
+                    request.device.memoryCapacity / (1 << 20))) +
+                " MiB of " + request.device.name + ": the smallest peak is " +
+                std::to_string(result->smallestPeakOver >> 20) + " MiB (" +
+                std::to_string(result->statesOver) +
+                " plans exceed it by their model states alone)");
+
+  std::string outputError;
+  auto out = openOutputFile(output, &outputError);
+  if (!out)
+    return fail(outputError);
+  if (format == "json" || format == "csv") {
+    // The summary goes to stderr: the output stays one JSON value or table.
+    if (!quiet)
+      llvm::errs() << explore::describeSearch(*result, title);
+    if (format == "json")
+      explore::printSearchJson(*result, title, out->os());
+    else
+      explore::printSearchCsv(*result, title, out->os());
+  } else if (format == "html") {
+    explore::printSearchHtml(*result, title, out->os());
+  } else {
+    explore::printSearchMarkdown(*result, title, out->os());
+  }
+
+  if (!emitBest.empty()) {
+    const explore::Plan &best = result->ranked.front().plan;
+    FailureOr<OwningOpRef<ModuleOp>> step =
+        explore::compilePlan(*model, request, best);
+    if (failed(step))
+      return 1;
+    if (std::error_code ec = llvm::sys::fs::create_directories(emitBest))
+      return fail("--emit-best=" + emitBest + ": " + ec.message());
+    llvm::SmallString<256> stepPath(emitBest), tracesDir(emitBest);
+    llvm::sys::path::append(stepPath, "step.mlir");
+    llvm::sys::path::append(tracesDir, "traces");
+    auto stepFile = openOutputFile(stepPath, &outputError);
+    if (!stepFile)
+      return fail(outputError);
+    (*step)->print(stepFile->os());
+    FailureOr<int64_t> ranks = writeTraces(**step, tracesDir);
+    if (failed(ranks))
+      return 1;
+    stepFile->keep();
+    llvm::errs() << "stage-explore: the best plan (" << best.options()
+                 << "): " << stepPath << " and " << *ranks
+                 << " rank traces in " << tracesDir << "\n";
+  }
+  out->keep();
+  return 0;
+}
