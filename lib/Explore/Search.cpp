@@ -48,15 +48,19 @@ ModelLimits mlir::stage::explore::getModelLimits(ModuleOp model,
 
 /// What a compiled step's structure depends on: plans with the same key
 /// share one compilation and differ only in the values of dp, tp, cp, ep
-/// and M. An axis of degree 1 is not in the step's shapes at all, so which
-/// axes are split is part of the shape.
-static std::string getShapeKey(const Plan &p) {
+/// and M. An axis of degree 1 is not in the step's shapes at all, nor is a
+/// single micro-batch's M, so which are above 1 is part of the shape; and
+/// more tp ranks than kv heads replicate the kv heads instead of dividing
+/// them.
+static std::string getShapeKey(const Plan &p, const ModelLimits &m) {
   return "pp=" + std::to_string(p.pp) + " schedule=" + p.schedule +
          " v=" + std::to_string(p.virtualStages) +
          " zero=" + std::to_string(p.zero) + " recompute=" + p.recompute +
          " sp=" + std::to_string(p.sp) + " split=" +
          std::to_string(p.dp > 1) + std::to_string(p.tp > 1) +
-         std::to_string(p.cp > 1) + std::to_string(p.ep > 1);
+         std::to_string(p.cp > 1) + std::to_string(p.ep > 1) +
+         std::to_string(p.microBatches > 1) +
+         " kv-replicated=" + std::to_string(p.tp > m.kvHeads);
 }
 
 /// Collects the first error of a scope instead of printing it.
@@ -126,7 +130,8 @@ FailureOr<SearchResult> mlir::stage::explore::searchPlans(
   so.gpus = r.gpus;
   so.constraints = r.constraints;
   so.maxVirtualStages = r.maxVirtualStages;
-  PlanSpace space = enumeratePlans(getModelLimits(model, bindings), so);
+  ModelLimits limits = getModelLimits(model, bindings);
+  PlanSpace space = enumeratePlans(limits, so);
   SearchResult result;
   result.enumerated = int64_t(space.plans.size());
   result.excluded = space.excluded;
@@ -135,9 +140,10 @@ FailureOr<SearchResult> mlir::stage::explore::searchPlans(
   std::vector<std::string> order;
   std::map<std::string, std::vector<const Plan *>> shapes;
   for (const Plan &p : space.plans) {
-    std::vector<const Plan *> &members = shapes[getShapeKey(p)];
+    std::string key = getShapeKey(p, limits);
+    std::vector<const Plan *> &members = shapes[key];
     if (members.empty())
-      order.push_back(getShapeKey(p));
+      order.push_back(key);
     members.push_back(&p);
   }
   result.shapes = int64_t(order.size());

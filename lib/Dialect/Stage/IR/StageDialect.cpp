@@ -13,6 +13,20 @@ using namespace mlir::stage;
 #include "Stage/Dialect/Stage/IR/StageOpsEnums.cpp.inc"
 #include "Stage/Dialect/Stage/IR/StageInterfaces.cpp.inc"
 
+sym::Expr
+StageDialect::getNumElementsOf(Type type,
+                               llvm::function_ref<sym::Expr()> compute) {
+  {
+    llvm::sys::SmartScopedReader<true> lock(numElementsMutex);
+    auto it = numElements.find(type);
+    if (it != numElements.end())
+      return it->second;
+  }
+  sym::Expr n = compute();
+  llvm::sys::SmartScopedWriter<true> lock(numElementsMutex);
+  return numElements.try_emplace(type, std::move(n)).first->second;
+}
+
 void StageDialect::initialize() {
   registerAttributes();
   registerTypes();

@@ -40,10 +40,13 @@ SmallVector<sym::Expr> SymTensorType::getDims() const {
 }
 
 sym::Expr SymTensorType::getNumElements() const {
-  sym::Expr n(1);
-  for (ExprAttr a : getShape())
-    n *= a.getValue();
-  return n;
+  auto &dialect = static_cast<StageDialect &>(getDialect());
+  return dialect.getNumElementsOf(*this, [&] {
+    sym::Expr n(1);
+    for (ExprAttr a : getShape())
+      n *= a.getValue();
+    return n;
+  });
 }
 
 int64_t SymTensorType::getElementBytes() const {

@@ -78,6 +78,19 @@ def Stage_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getBindingsAttrName() {
       return BindingsAttrHelper::getNameStr();
     }
+
+    /// The element count of a tensor type, computed once per type: the
+    /// analyses ask for it at every op of every evaluation (a plan search
+    /// evaluates one step under thousands of bindings), and types live as
+    /// long as the context.
+    ::sym::Expr getNumElementsOf(::mlir::Type type,
+        ::llvm::function_ref<::sym::Expr()> compute);
+
+  private:
+    ::llvm::DenseMap<::mlir::Type, ::sym::Expr> numElements;
+    ::llvm::sys::SmartRWMutex<true> numElementsMutex;
+
+  public:
   }];
 }
 

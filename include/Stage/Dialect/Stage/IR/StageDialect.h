@@ -6,6 +6,9 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/Operation.h"
+#include "Stage/Support/SymExpr.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/RWMutex.h"
 
 #include "Stage/Dialect/Stage/IR/StageOpsDialect.h.inc"
 
