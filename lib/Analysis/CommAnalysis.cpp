@@ -24,7 +24,7 @@ static sym::Expr allReduceSent(const sym::Expr &n, const sym::Expr &size) {
   return sym::Expr(2) * (n - sym::Expr(1)).divExact(n) * size;
 }
 
-sym::Expr mlir::stage::getSentBytes(CollectiveOpInterface comm) {
+static sym::Expr computeSentBytes(CollectiveOpInterface comm) {
   Operation *op = comm.getOperation();
   sym::Expr size = comm.getCommBytes();
   sym::Expr n = comm.getGroupSize();
@@ -38,6 +38,16 @@ sym::Expr mlir::stage::getSentBytes(CollectiveOpInterface comm) {
   if (isa<SendOp>(op))
     return isLocalHandoff(op) ? sym::Expr() : size;
   return sym::Expr(); // recv, local_split
+}
+
+sym::Expr mlir::stage::getSentBytes(CollectiveOpInterface comm) {
+  SymbolicCache *cache = SymbolicCache::active();
+  if (!cache)
+    return computeSentBytes(comm);
+  auto it = cache->sentBytes.find(comm);
+  if (it == cache->sentBytes.end())
+    it = cache->sentBytes.try_emplace(comm, computeSentBytes(comm)).first;
+  return it->second;
 }
 
 bool mlir::stage::isParameterGather(Operation *op) {

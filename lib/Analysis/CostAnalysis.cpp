@@ -63,13 +63,29 @@ Phase mlir::stage::getPhase(Operation *op) {
   return Phase::Forward;
 }
 
-PhaseCosts mlir::stage::getPhaseCosts(Operation *root) {
+static thread_local SymbolicCache *activeCache = nullptr;
+
+SymbolicCache::SymbolicCache() : previous(activeCache) { activeCache = this; }
+SymbolicCache::~SymbolicCache() { activeCache = previous; }
+SymbolicCache *SymbolicCache::active() { return activeCache; }
+
+Cost mlir::stage::getOpCost(CostOpInterface op) {
+  SymbolicCache *cache = SymbolicCache::active();
+  if (!cache)
+    return op.getCost();
+  auto it = cache->costs.find(op);
+  if (it == cache->costs.end())
+    it = cache->costs.try_emplace(op, op.getCost()).first;
+  return it->second;
+}
+
+static PhaseCosts computePhaseCosts(Operation *root) {
   PhaseCosts pc;
   walkWithCounts(root, [&](Operation *op, const Multiplicity &n) {
     auto c = dyn_cast<CostOpInterface>(op);
     if (!c)
       return;
-    Cost cost = n.of(c.getCost());
+    Cost cost = n.of(getOpCost(c));
     Phase phase = getPhase(op);
     // The score matrix a flash-attention backward recomputes is part of
     // that kernel's cost, whatever the recomputation policy.
@@ -80,10 +96,22 @@ PhaseCosts mlir::stage::getPhaseCosts(Operation *root) {
   return pc;
 }
 
+PhaseCosts mlir::stage::getPhaseCosts(Operation *root) {
+  SymbolicCache *cache = SymbolicCache::active();
+  if (!cache)
+    return computePhaseCosts(root);
+  auto it = cache->phaseCosts.find(root);
+  if (it == cache->phaseCosts.end())
+    it = cache->phaseCosts.try_emplace(root, computePhaseCosts(root)).first;
+  return it->second;
+}
+
 static void walkBlock(Block &block, const Multiplicity &count,
                       function_ref<void(Operation *, const Multiplicity &)> fn) {
   for (Operation &op : block) {
     fn(&op, count);
+    if (op.getNumRegions() == 0)
+      continue;
     Multiplicity inner = count;
     if (auto rep = dyn_cast<RepeatOp>(op))
       inner = count.nested(rep.getCount().getValue(), rep.getStep().value_or(""));
@@ -108,7 +136,7 @@ Cost mlir::stage::getTotalCost(Operation *root) {
   Cost total;
   walkWithCounts(root, [&](Operation *op, const Multiplicity &n) {
     if (auto c = dyn_cast<CostOpInterface>(op))
-      total += n.of(c.getCost());
+      total += n.of(getOpCost(c));
   });
   return total;
 }

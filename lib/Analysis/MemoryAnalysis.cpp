@@ -28,7 +28,7 @@ bool isView(Operation *op) {
   auto c = dyn_cast<CostOpInterface>(op);
   if (!c || isa<CollectiveOpInterface>(op))
     return false;
-  Cost cost = c.getCost();
+  Cost cost = getOpCost(c);
   return cost.flops().isZero() && cost.bytes.isZero();
 }
 

@@ -8,6 +8,41 @@
 using namespace mlir;
 using namespace mlir::stage;
 
+/// Whether every group over `axes` stays inside one node of `perNode`
+/// devices: the grid numbers ranks with its last axis fastest, so rank 0's
+/// group reaches rank sum (d_a - 1) stride_a, and every group lies in an
+/// aligned block of the outermost group axis' stride x degree ranks, which
+/// must tile the nodes.
+static bool staysInNode(GridOp grid, ArrayAttr axes, const sym::Bindings &b,
+                        int64_t perNode) {
+  int64_t stride = 1, farthest = 0, block = 1;
+  auto names = grid.getAxisNames();
+  for (const auto &axis : llvm::reverse(names)) {
+    auto it = b.find(axis);
+    int64_t d = it == b.end() ? 1 : it->second;
+    bool member = llvm::any_of(axes, [&](Attribute a) {
+      return cast<StringAttr>(a).getValue() == axis;
+    });
+    if (member && d > 1) {
+      farthest += (d - 1) * stride;
+      block = stride * d;
+    }
+    stride *= d;
+  }
+  return farthest < perNode && perNode % block == 0;
+}
+
+/// The ring steps of one execution: each a message whose latency adds up.
+static int64_t ringSteps(Operation *op, int64_t n) {
+  if (isa<SendOp>(op))
+    return 1;
+  if (isa<AllReduceOp>(op))
+    return 2 * (n - 1);
+  if (isa<AllGatherOp, ReduceScatterOp, AllToAllOp>(op))
+    return n - 1;
+  return 0;
+}
+
 FailureOr<double> mlir::stage::getRooflineSeconds(Operation *op,
                                                   const Multiplicity &n,
                                                   const sym::Bindings &b,
@@ -18,19 +53,46 @@ FailureOr<double> mlir::stage::getRooflineSeconds(Operation *op,
       return op->emitError("time estimate: ") << v.error();
     return v->toDouble();
   };
+  // Over all executions: without a step's sum, the count times one run's
+  // (evaluated apart, which spares building the product).
+  auto total = [&](const sym::Expr &perRun) -> FailureOr<double> {
+    if (!n.isProduct())
+      return value(n.of(perRun));
+    FailureOr<double> one = value(perRun);
+    if (failed(one) || *one == 0)
+      return one;
+    FailureOr<double> runs = value(n.count());
+    if (failed(runs))
+      return failure();
+    return *one * *runs;
+  };
   if (auto comm = dyn_cast<CollectiveOpInterface>(op)) {
-    FailureOr<double> bytes = value(n.of(getSentBytes(comm)));
+    FailureOr<double> bytes = total(getSentBytes(comm));
     if (failed(bytes))
       return failure();
-    return *bytes / d.linkBytes;
+    if (*bytes == 0)
+      return 0.0;
+    FailureOr<double> runs = value(n.count());
+    FailureOr<double> size = value(comm.getGroupSize());
+    if (failed(runs) || failed(size))
+      return failure();
+    auto grid = SymbolTable::lookupNearestSymbolFrom<GridOp>(
+        op, comm.getGridAttr());
+    bool inNode = !grid || staysInNode(grid, comm.getAxesAttr(), b,
+                                       d.gpusPerNode);
+    double bandwidth = inNode ? d.linkBytes : d.networkBytes;
+    if (d.ringAllToAll && isa<AllToAllOp>(op))
+      bandwidth /= *size / 2;
+    return *bytes / bandwidth +
+           *runs * double(ringSteps(op, int64_t(*size))) * d.latency;
   }
   auto c = dyn_cast<CostOpInterface>(op);
   if (!c)
     return 0.0;
-  Cost cost = n.of(c.getCost());
-  FailureOr<double> contraction = value(cost.contractionFlops);
-  FailureOr<double> other = value(cost.otherFlops);
-  FailureOr<double> bytes = value(cost.bytes);
+  Cost cost = getOpCost(c);
+  FailureOr<double> contraction = total(cost.contractionFlops);
+  FailureOr<double> other = total(cost.otherFlops);
+  FailureOr<double> bytes = total(cost.bytes);
   if (failed(contraction) || failed(other) || failed(bytes))
     return failure();
   return d.seconds(*contraction, *other, *bytes);

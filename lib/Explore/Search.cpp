@@ -2,6 +2,7 @@
 
 #include "Stage/Explore/Search.h"
 
+#include "Stage/Analysis/CostAnalysis.h"
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageOps.h"
 #include "Stage/Transforms/TrainPipeline.h"
@@ -168,6 +169,8 @@ FailureOr<SearchResult> mlir::stage::explore::searchPlans(
     }
     FailureOr<sym::Bindings> stepBindings = getModuleBindings(**step);
     auto evaluateStart = Clock::now();
+    // The step stays as compiled while its plans are evaluated.
+    SymbolicCache cache;
     for (const Plan *p : members) {
       sym::Bindings b = *stepBindings;
       b["dp"] = p->dp, b["tp"] = p->tp, b["cp"] = p->cp, b["ep"] = p->ep;

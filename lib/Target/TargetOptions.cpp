@@ -11,6 +11,8 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <set>
 
@@ -141,6 +143,23 @@ struct DeviceOptions {
   llvm::cl::opt<std::string> memory{
       "device-memory", llvm::cl::desc("Override: device memory, as in 80GiB"),
       llvm::cl::value_desc("size")};
+  llvm::cl::opt<std::string> gpusPerNode{
+      "gpus-per-node",
+      llvm::cl::desc("Override: devices per node (on the scale-up links)")};
+  llvm::cl::opt<std::string> networkBandwidth{
+      "network-bandwidth",
+      llvm::cl::desc("Override: bytes/s per device and direction across "
+                     "nodes"),
+      llvm::cl::value_desc("B/s")};
+  llvm::cl::opt<std::string> latency{
+      "link-latency",
+      llvm::cl::desc("Override: seconds per message (a ring step)"),
+      llvm::cl::value_desc("s")};
+  llvm::cl::opt<std::string> network{
+      "network",
+      llvm::cl::desc("Override: a JSON file of gpus_per_node, "
+                     "link_bandwidth, network_bandwidth and latency"),
+      llvm::cl::value_desc("file")};
 };
 } // namespace
 
@@ -191,14 +210,19 @@ mlir::stage::getDeviceModel(ModuleOp module, StringRef fallback) {
       {o.memoryBandwidth, &DeviceModel::memoryBytes, false},
       {o.linkBandwidth, &DeviceModel::linkBytes, false},
       {o.memory, &DeviceModel::memoryCapacity, true},
+      {o.networkBandwidth, &DeviceModel::networkBytes, false},
+      {o.latency, &DeviceModel::latency, false},
   };
   for (const Override &ov : overrides) {
     if (ov.opt.empty())
       continue;
     double v;
+    // A latency may be 0 (bandwidth alone); the rest must be positive.
+    bool zeroOk = ov.field == &DeviceModel::latency;
     std::optional<double> parsed =
         ov.size ? parseByteSize(ov.opt)
-                : (StringRef(ov.opt).getAsDouble(v) || v <= 0
+                : (StringRef(ov.opt).getAsDouble(v) || v < 0 ||
+                           (v == 0 && !zeroOk)
                        ? std::nullopt
                        : std::optional<double>(v));
     if (!parsed)
@@ -212,7 +236,71 @@ mlir::stage::getDeviceModel(ModuleOp module, StringRef fallback) {
              << " overrides a device: name one with --device";
     (*d).*ov.field = *parsed;
   }
+  if (!o.gpusPerNode.empty()) {
+    int64_t n;
+    if (StringRef(o.gpusPerNode).getAsInteger(10, n) || n < 1)
+      return emitOptionError(module) << "--gpus-per-node=" << o.gpusPerNode
+                                     << ": expected a positive integer";
+    if (!d)
+      return emitOptionError(module)
+             << "--gpus-per-node overrides a device: name one with --device";
+    d->gpusPerNode = n;
+  }
+  if (!o.network.empty()) {
+    if (!d)
+      return emitOptionError(module)
+             << "--network overrides a device: name one with --device";
+    std::string error = applyNetworkFile(o.network, *d);
+    if (!error.empty())
+      return emitOptionError(module) << error;
+  }
   return d;
+}
+
+std::string mlir::stage::applyNetworkFile(StringRef path, DeviceModel &d) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return "--network=" + path.str() + ": " + buffer.getError().message();
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!json)
+    return "--network=" + path.str() + ": " + llvm::toString(json.takeError());
+  const llvm::json::Object *o = json->getAsObject();
+  if (!o)
+    return "--network=" + path.str() + ": expected an object";
+  static const std::pair<const char *, double DeviceModel::*> fields[] = {
+      {"link_bandwidth", &DeviceModel::linkBytes},
+      {"network_bandwidth", &DeviceModel::networkBytes},
+      {"latency", &DeviceModel::latency}};
+  for (const auto &[key, value] : *o) {
+    if (key == "all_to_all") {
+      std::optional<StringRef> kind = value.getAsString();
+      if (!kind || (*kind != "ring" && *kind != "direct"))
+        return "--network=" + path.str() +
+               ": 'all_to_all' must be \"ring\" or \"direct\"";
+      d.ringAllToAll = *kind == "ring";
+      continue;
+    }
+    std::optional<double> v = value.getAsNumber();
+    if (!v || *v < 0 || (key != "latency" && *v == 0))
+      return "--network=" + path.str() + ": '" + key.str() +
+             "' must be a positive number";
+    if (key == "gpus_per_node") {
+      if (*v < 1 || *v != double(int64_t(*v)))
+        return "--network=" + path.str() +
+               ": 'gpus_per_node' must be a positive integer";
+      d.gpusPerNode = int64_t(*v);
+      continue;
+    }
+    auto field = llvm::find_if(
+        fields, [&](const auto &f) { return key == f.first; });
+    if (field == std::end(fields))
+      return "--network=" + path.str() + ": unknown key '" + key.str() +
+             "' (expected gpus_per_node, link_bandwidth, network_bandwidth, "
+             "latency, all_to_all)";
+    d.*(field->second) = *v;
+  }
+  return "";
 }
 
 void mlir::stage::reportLocationsOnly(MLIRContext *ctx) {

@@ -1,6 +1,7 @@
 //===- stage-explore.cpp - The best parallelization plans of a model ------===//
 //
-//   stage-explore model.mlir --gpus=N [--device=h100] [--global-batch=B]
+//   stage-explore model.mlir --gpus=N [--device=h100] [--gpus-per-node=8]
+//       [--network=FILE.json] [--global-batch=B]
 //       [--seq=S] [--top=K] [--constraints="tp<=8 pp>=2"]
 //       [--format=md|json|csv|html] [-o FILE] [--emit-best=DIR]
 //
@@ -47,6 +48,16 @@ static cl::opt<std::string>
     deviceMemory("device-memory",
                  cl::desc("Override: device memory, as in 80GB"),
                  cl::cat(category));
+static cl::opt<int64_t> gpusPerNode(
+    "gpus-per-node",
+    cl::desc("Devices per node, on the scale-up links (default: the "
+             "device's, 8)"),
+    cl::init(0), cl::cat(category));
+static cl::opt<std::string> network(
+    "network",
+    cl::desc("A JSON file of gpus_per_node, link_bandwidth, "
+             "network_bandwidth (bytes/s per direction) and latency (s)"),
+    cl::cat(category));
 static cl::opt<int64_t> globalBatch(
     "global-batch", cl::desc("Sequences per iteration (default: the model's B)"),
     cl::init(0), cl::cat(category));
@@ -112,6 +123,15 @@ int main(int argc, char **argv) {
                   ": expected a size, as in 80GB");
     device->memoryCapacity = *bytes;
   }
+  if (!network.empty()) {
+    std::string error = applyNetworkFile(network, *device);
+    if (!error.empty())
+      return fail(error);
+  }
+  if (gpusPerNode < 0)
+    return fail("--gpus-per-node must be positive");
+  if (gpusPerNode)
+    device->gpusPerNode = gpusPerNode;
   request.device = *device;
   if (globalBatch < 0 || seq < 0)
     return fail("--global-batch and --seq must be positive");

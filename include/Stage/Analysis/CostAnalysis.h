@@ -20,6 +20,10 @@ public:
   Cost of(const Cost &perRun) const;
   /// The number of executions.
   sym::Expr count() const;
+  /// No level sums over a step: the total is the count times the quantity.
+  bool isProduct() const {
+    return llvm::all_of(levels, [](const auto &l) { return l.second.empty(); });
+  }
   /// One level deeper: `n` times, stepping `step` when not empty.
   Multiplicity nested(const sym::Expr &n, StringRef step = "") const;
 
@@ -64,6 +68,31 @@ struct PhaseCosts {
 /// Costs per phase; the score recomputation inside flash-attention backward
 /// kernels stays in the backward, and is also counted on its own.
 PhaseCosts getPhaseCosts(Operation *root);
+
+/// While one is alive on a thread, what the analyses derive from the IR
+/// alone (an op's cost, a collective's sent bytes, a root's phase costs) is
+/// derived once per op and reused: for evaluating one unchanging program
+/// under many bindings, as a plan search evaluates each compiled step for
+/// thousands of plans. The IR must not change while it lives.
+class SymbolicCache {
+public:
+  SymbolicCache();
+  ~SymbolicCache();
+  SymbolicCache(const SymbolicCache &) = delete;
+  SymbolicCache &operator=(const SymbolicCache &) = delete;
+  /// The innermost cache alive on this thread, or none.
+  static SymbolicCache *active();
+
+  llvm::DenseMap<Operation *, Cost> costs;
+  llvm::DenseMap<Operation *, sym::Expr> sentBytes;
+  llvm::DenseMap<Operation *, PhaseCosts> phaseCosts;
+
+private:
+  SymbolicCache *previous;
+};
+
+/// `op.getCost()`, from the active SymbolicCache when there is one.
+Cost getOpCost(CostOpInterface op);
 
 } // namespace mlir::stage
 

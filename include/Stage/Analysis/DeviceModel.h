@@ -12,7 +12,9 @@
 
 namespace mlir::stage {
 
-/// A simple roofline: peak rates per second of one device.
+/// A simple roofline: peak rates per second of one device, and the
+/// network it sits in (docs/Explore.md): `gpusPerNode` devices share the
+/// scale-up links, groups that span nodes run at the scale-out bandwidth.
 struct DeviceModel {
   std::string name;
   double matmulFlops;   // dense bf16 on matrix units
@@ -20,6 +22,13 @@ struct DeviceModel {
   double memoryBytes;   // HBM bandwidth
   double linkBytes;     // scale-up link bandwidth per direction
   double memoryCapacity; // HBM size in bytes
+  int64_t gpusPerNode = 8;
+  double networkBytes = 50e9; // scale-out bandwidth per device and direction
+  double latency = 5e-7;      // seconds per message (a ring step)
+  /// All-to-all as a ring (each part travels as many hops as its distance,
+  /// n/2 times the direct exchange's bytes per link, as ASTRA-sim's default
+  /// system runs it) rather than directly between every pair.
+  bool ringAllToAll = false;
 
   /// Seconds for `flops` contraction / `other` FLOPs moving `bytes`: the
   /// slower of compute and memory.

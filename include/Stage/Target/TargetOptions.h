@@ -19,7 +19,9 @@ FailureOr<sym::Bindings> getEffectiveBindings(ModuleOp module);
 
 /// Registers `--device` (a preset) and the roofline overrides
 /// `--peak-flops`, `--vector-flops`, `--memory-bandwidth`,
-/// `--link-bandwidth`, `--device-memory`, once for all translations.
+/// `--link-bandwidth`, `--device-memory`, and the network's
+/// `--gpus-per-node`, `--network-bandwidth`, `--link-latency`,
+/// `--network=FILE.json`, once for all translations.
 void registerDeviceOptions();
 
 /// The device the options describe: a preset with overrides, or, with no
@@ -27,6 +29,12 @@ void registerDeviceOptions();
 /// the module.
 FailureOr<std::optional<DeviceModel>> getDeviceModel(ModuleOp module,
                                                      StringRef fallback);
+
+/// Applies a network description (JSON: `gpus_per_node`, `link_bandwidth`
+/// and `network_bandwidth` in bytes/s per direction, `latency` in seconds
+/// per message, `all_to_all` "ring" or "direct") to `d`; the error names the file and the bad key, empty
+/// when there is none.
+std::string applyNetworkFile(llvm::StringRef path, DeviceModel &d);
 
 /// `80GiB`, `80GB`, `1.5e9`: bytes; none if the text is no size.
 std::optional<double> parseByteSize(StringRef text);

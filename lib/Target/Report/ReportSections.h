@@ -76,6 +76,10 @@ struct PhaseTimes {
   /// the micro-batch loop, per phase; the gradient reductions after the
   /// loop (counted in the forward phase).
   double zero3[kNumPhases] = {};
+  /// Of `zero3`: what the prefetch does not hide, per phase (forward;
+  /// backward with its recomputation): a micro-batch's pass through the
+  /// region run with its gathers one layer ahead, less its other work.
+  double zero3Exposed[kNumPhases] = {};
   double reductions = 0;
   double of(Phase p) const {
     return compute[unsigned(p)] + comm[unsigned(p)];

@@ -162,14 +162,15 @@ LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
       // fsdp (docs/Overlap.md). The reductions after the loop are not a
       // forward step's.
       auto step = [&](std::initializer_list<Phase> phases, double minus) {
-        double compute = 0, comm = -minus, zero3 = 0;
+        double compute = 0, comm = -minus, zero3 = 0, exposed = 0;
         for (Phase p : phases) {
           compute += t->compute[unsigned(p)];
           comm += t->comm[unsigned(p)];
           zero3 += t->zero3[unsigned(p)];
+          exposed += t->zero3Exposed[unsigned(p)];
         }
         if (overlap.fsdp) {
-          double behind = std::min(zero3, compute);
+          double behind = std::min(std::max(0.0, zero3 - exposed), compute);
           comm -= behind;
           hidden += behind;
         }

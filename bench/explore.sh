@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The plan search (docs/Explore.md), in one run on one machine:
+#
+#  (a) its time model against ASTRA-sim: a dozen plans on 8 to 32 GPUs
+#      (bench/explore_vs_astra_sim.py), each ratio and the rank correlation;
+#  (b) its speed: whole-process time and peak memory (/usr/bin/time -v) of
+#      stage-explore on Llama-3-8B on 64 GPUs and Llama-3.1-405B on 16384
+#      GPUs, with the plans per second the tool prints.
+#
+#   bench/explore.sh [WORK_DIR]     (default: bench/out-explore)
+#
+# Needs ../shared/astra-sim for (a).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bin="${STAGE_BUILD_DIR:-$root/build}/bin"
+work="${1:-$root/bench/out-explore}"
+sim="${ASTRA_SIM_DIR:-$root/../shared/astra-sim}/simulate.sh"
+rm -rf "$work" && mkdir -p "$work"
+
+if [[ -x "$sim" ]]; then
+  echo "(a) the time model against ASTRA-sim"
+  python3 "$root/bench/explore_vs_astra_sim.py" "$bin" "$sim" "$work/sim"
+else
+  echo "(a) skipped: no ASTRA-sim at $sim"
+fi
+
+echo "(b) search speed"
+search() {
+  local name=$1 config=$2 batch=$3 seq=$4; shift 4
+  "$bin/stage-translate" --import-hf-config "$root/examples/hf/$config.json" \
+    --batch="$batch" --seq="$seq" -o "$work/$name.mlir"
+  /usr/bin/time -v "$bin/stage-explore" "$work/$name.mlir" --quiet "$@" \
+    -o "$work/$name.md" 2> "$work/$name.time"
+  printf '    %-34s %s; %s s, %s MiB\n' "$name $*" \
+    "$(sed -n 's/^Compiled \(.*\) s in all\./\1/p' "$work/$name.md")" \
+    "$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$work/$name.time")" \
+    "$(( $(sed -n 's/.*Maximum resident set size (kbytes): //p' "$work/$name.time") / 1024 ))"
+}
+search llama3-8b-64gpu llama-3-8b 512 4096 --gpus=64
+search llama3.1-405b-16384gpu llama-3.1-405b 2048 8192 --gpus=16384
