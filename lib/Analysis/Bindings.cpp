@@ -5,6 +5,7 @@
 #include "Stage/Dialect/Stage/IR/StageOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -46,15 +47,15 @@ static LogicalResult checkType(Operation *op, Type type, StringRef what,
   if (!t)
     return success();
   for (unsigned d = 0; d < t.getRank(); ++d) {
-    std::string subject =
-        (what + " dimension " + std::to_string(d)).str();
-    FailureOr<int64_t> v = evaluateAt(op->getLoc(), t.getDim(d), b, subject);
-    if (failed(v))
-      return failure();
-    if (*v <= 0)
-      return op->emitError(subject)
-             << ": " << t.getDim(d).str() << " = " << *v
-             << " is not a positive size";
+    sym::Result<int64_t> v = t.getDim(d).evaluate(b);
+    if (v && *v > 0)
+      continue;
+    std::string subject = (what + " dimension " + std::to_string(d)).str();
+    if (!v)
+      return emitError(op->getLoc()) << subject << ": " << v.error();
+    return op->emitError(subject)
+           << ": " << t.getDim(d).str() << " = " << *v
+           << " is not a positive size";
   }
   return success();
 }
@@ -81,13 +82,18 @@ static LogicalResult checkWindow(AttentionOp a, const sym::Bindings &b) {
 
 LogicalResult mlir::stage::verifyBindings(Operation *root,
                                           const sym::Bindings &b) {
+  // Types are uniqued: each is checked once (at its first result).
+  llvm::DenseSet<Type> valid;
   WalkResult r = root->walk<WalkOrder::PreOrder>([&](Operation *op) {
     // A step loop checks its body under its own bindings (below).
     bool nested = op != root;
     for (auto [i, v] : llvm::enumerate(op->getResults()))
-      if (nested && failed(checkType(op, v.getType(),
-                                     ("result " + std::to_string(i)), b)))
-        return WalkResult::interrupt();
+      if (nested && !valid.contains(v.getType())) {
+        if (failed(checkType(op, v.getType(),
+                             ("result " + std::to_string(i)), b)))
+          return WalkResult::interrupt();
+        valid.insert(v.getType());
+      }
     if (auto a = dyn_cast<AttentionOp>(op); a && failed(checkWindow(a, b)))
       return WalkResult::interrupt();
     auto rep = nested ? dyn_cast<RepeatOp>(op) : RepeatOp();
@@ -116,9 +122,12 @@ LogicalResult mlir::stage::verifyBindings(Operation *root,
     for (Region &region : op->getRegions())
       for (Block &block : region)
         for (auto [i, arg] : llvm::enumerate(block.getArguments()))
-          if (failed(checkType(op, arg.getType(),
-                               ("region argument " + std::to_string(i)), b)))
-            return WalkResult::interrupt();
+          if (!valid.contains(arg.getType())) {
+            if (failed(checkType(op, arg.getType(),
+                                 ("region argument " + std::to_string(i)), b)))
+              return WalkResult::interrupt();
+            valid.insert(arg.getType());
+          }
     return WalkResult::advance();
   });
   return failure(r.wasInterrupted());

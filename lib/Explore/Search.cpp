@@ -11,7 +11,10 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <atomic>
 #include <chrono>
+#include <mutex>
+#include <thread>
 #include <numeric>
 
 using namespace mlir;
@@ -49,10 +52,11 @@ ModelLimits mlir::stage::explore::getModelLimits(ModuleOp model,
 
 /// What a compiled step's structure depends on: plans with the same key
 /// share one compilation and differ only in the values of dp, tp, cp, ep
-/// and M. An axis of degree 1 is not in the step's shapes at all, nor is a
-/// single micro-batch's M, so which are above 1 is part of the shape; and
-/// more tp ranks than kv heads replicate the kv heads instead of dividing
-/// them.
+/// and M. An axis of degree 1 is not in the step's shapes at all, so which
+/// axes are split is part of the shape; and more tp ranks than kv heads
+/// replicate the kv heads instead of dividing them. A single micro-batch
+/// folds M away, so a shape compiles with more than one where it can (its
+/// step evaluates at M = 1 as the M = 1 step does).
 static std::string getShapeKey(const Plan &p, const ModelLimits &m) {
   return "pp=" + std::to_string(p.pp) + " schedule=" + p.schedule +
          " v=" + std::to_string(p.virtualStages) +
@@ -60,20 +64,34 @@ static std::string getShapeKey(const Plan &p, const ModelLimits &m) {
          " sp=" + std::to_string(p.sp) + " split=" +
          std::to_string(p.dp > 1) + std::to_string(p.tp > 1) +
          std::to_string(p.cp > 1) + std::to_string(p.ep > 1) +
-         std::to_string(p.microBatches > 1) +
          " kv-replicated=" + std::to_string(p.tp > m.kvHeads);
 }
 
-/// Collects the first error of a scope instead of printing it.
 namespace {
+/// Where this thread's errors go instead of the terminal, while a search
+/// runs: the search installs one handler for the context, which hands each
+/// diagnostic to the capture of the thread that emitted it.
+thread_local std::string *errorSink = nullptr;
+
+/// Keeps the first error emitted on this thread while alive.
 struct FirstError {
-  explicit FirstError(MLIRContext *ctx)
-      : handler(ctx, [this](Diagnostic &d) {
-          if (d.getSeverity() == DiagnosticSeverity::Error && message.empty())
-            message = d.str();
+  FirstError() : previous(errorSink) { errorSink = &message; }
+  ~FirstError() { errorSink = previous; }
+  std::string message;
+  std::string *previous;
+};
+
+/// Routes the diagnostics of threads with a FirstError to it.
+struct ErrorRouting {
+  explicit ErrorRouting(MLIRContext *ctx)
+      : handler(ctx, [](Diagnostic &d) -> LogicalResult {
+          if (!errorSink)
+            return failure(); // not captured: the next handler prints it
+          if (d.getSeverity() == DiagnosticSeverity::Error &&
+              errorSink->empty())
+            *errorSink = d.str();
           return success();
         }) {}
-  std::string message;
   ScopedDiagnosticHandler handler;
 };
 } // namespace
@@ -109,11 +127,114 @@ mlir::stage::explore::compilePlan(ModuleOp model, const SearchRequest &r,
 }
 
 namespace {
+/// A lower bound of a plan's model states per rank, from the whole model's
+/// (one rank, no ZeRO): every weight split at most by tp x ep, and the
+/// parts ZeRO shards also by dp x cp; the largest stage holds at least the
+/// average, 1/pp. A plan above the device by this bound needs no compile.
+struct StatesBound {
+  double parameters = 0, weight = 0, gradient = 0, optimizer = 0; // B/param
+  double of(const Plan &p) const {
+    double split = double(p.tp * p.ep), shard = double(p.dp * p.cp);
+    return parameters / double(p.pp) / split *
+           (weight / (p.zero >= 3 ? shard : 1) +
+            gradient / (p.zero >= 2 ? shard : 1) +
+            optimizer / (p.zero >= 1 ? shard : 1));
+  }
+};
+
+std::optional<StatesBound> getStatesBound(ModuleOp model,
+                                          const SearchRequest &r) {
+  FirstError quiet;
+  FailureOr<OwningOpRef<ModuleOp>> whole = compilePlan(model, r, Plan());
+  if (failed(whole))
+    return std::nullopt;
+  sym::Bindings b = *getModuleBindings(**whole);
+  FailureOr<report::StepEstimate> e = report::estimateStep(**whole, b, r.device);
+  if (failed(e) || e->parameters <= 0)
+    return std::nullopt;
+  return StatesBound{e->parameters, e->weightBytes / e->parameters,
+                     e->gradientBytes / e->parameters,
+                     e->optimizerBytes / e->parameters};
+}
+
 using Clock = std::chrono::steady_clock;
 double secondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 } // namespace
+
+namespace {
+/// What one shape's compilation and plans came to.
+struct ShapeOutcome {
+  std::vector<Candidate> ranked;
+  std::map<std::string, int64_t> excluded;
+  int64_t evaluated = 0, statesOver = 0, activationsOver = 0;
+  int64_t smallestPeakOver = 0;
+  double compileSeconds = 0, evaluateSeconds = 0;
+};
+} // namespace
+
+/// Compiles the shape of `members` once (with the most micro-batches of
+/// any, so that M stays a symbol) and evaluates each member under its own
+/// degrees and M.
+static void searchShape(ModuleOp model, const SearchRequest &r,
+                        ArrayRef<const Plan *> members, ShapeOutcome &out) {
+  auto compileStart = Clock::now();
+  FailureOr<OwningOpRef<ModuleOp>> step;
+  std::string why;
+  {
+    FirstError error;
+    const Plan *representative =
+        *llvm::max_element(members, [](const Plan *a, const Plan *b) {
+          return a->microBatches < b->microBatches;
+        });
+    step = compilePlan(model, r, *representative);
+    why = error.message;
+  }
+  out.compileSeconds += secondsSince(compileStart);
+  if (failed(step)) {
+    out.excluded["compilation: " + why] += int64_t(members.size());
+    return;
+  }
+  FailureOr<sym::Bindings> stepBindings = getModuleBindings(**step);
+  auto evaluateStart = Clock::now();
+  // The step stays as compiled while its plans are evaluated.
+  SymbolicCache cache;
+  for (const Plan *p : members) {
+    sym::Bindings b = *stepBindings;
+    b["dp"] = p->dp, b["tp"] = p->tp, b["cp"] = p->cp, b["ep"] = p->ep;
+    b["pp"] = p->pp, b["M"] = p->microBatches;
+    FailureOr<report::StepEstimate> e;
+    {
+      FirstError error;
+      e = report::estimateStep(**step, b, r.device);
+      why = error.message;
+    }
+    ++out.evaluated;
+    if (failed(e)) {
+      ++out.excluded["sizes: " + why];
+      continue;
+    }
+    if (double(e->peakBytes) > r.device.memoryCapacity) {
+      ++(double(e->modelStatesBytes) > r.device.memoryCapacity
+             ? out.statesOver
+             : out.activationsOver);
+      if (!out.smallestPeakOver || e->peakBytes < out.smallestPeakOver)
+        out.smallestPeakOver = e->peakBytes;
+      continue;
+    }
+    Candidate c;
+    c.plan = *p;
+    c.estimate = *e;
+    double gpuSeconds = e->iterationSeconds * double(r.gpus);
+    if (gpuSeconds > 0) {
+      c.mfu = 3 * e->forwardFlops / (gpuSeconds * r.device.matmulFlops);
+      c.tokensPerSecondPerGpu = e->tokens / gpuSeconds;
+    }
+    out.ranked.push_back(std::move(c));
+  }
+  out.evaluateSeconds += secondsSince(evaluateStart);
+}
 
 FailureOr<SearchResult> mlir::stage::explore::searchPlans(
     ModuleOp model, const SearchRequest &r,
@@ -137,10 +258,23 @@ FailureOr<SearchResult> mlir::stage::explore::searchPlans(
   result.enumerated = int64_t(space.plans.size());
   result.excluded = space.excluded;
 
+  ErrorRouting routing(model.getContext());
+  // Plans whose model states cannot fit are ruled out before compiling.
+  std::optional<StatesBound> bound;
+  if (!space.plans.empty())
+    bound = getStatesBound(model, r);
+
   // Shapes in the order their first plan was enumerated (deterministic).
   std::vector<std::string> order;
   std::map<std::string, std::vector<const Plan *>> shapes;
   for (const Plan &p : space.plans) {
+    if (bound && bound->of(p) > r.device.memoryCapacity) {
+      ++result.statesBoundOver;
+      int64_t atLeast = int64_t(bound->of(p));
+      if (!result.smallestBoundOver || atLeast < result.smallestBoundOver)
+        result.smallestBoundOver = atLeast;
+      continue;
+    }
     std::string key = getShapeKey(p, limits);
     std::vector<const Plan *> &members = shapes[key];
     if (members.empty())
@@ -149,67 +283,47 @@ FailureOr<SearchResult> mlir::stage::explore::searchPlans(
   }
   result.shapes = int64_t(order.size());
 
+  // Each shape compiles and evaluates on its own (in parallel); the
+  // outcomes merge in shape order, so that the result does not depend on
+  // the threads.
+  std::vector<ShapeOutcome> outcomes(order.size());
+  std::atomic<size_t> next{0};
+  std::mutex progressMutex;
   SearchProgress sp;
   sp.shapes = result.shapes;
-  for (const std::string &key : order) {
-    const std::vector<const Plan *> &members = shapes[key];
-    auto compileStart = Clock::now();
-    FailureOr<OwningOpRef<ModuleOp>> step;
-    std::string why;
-    {
-      FirstError error(model.getContext());
-      step = compilePlan(model, r, *members.front());
-      why = error.message;
-    }
-    result.compileSeconds += secondsSince(compileStart);
-    if (failed(step)) {
-      result.excluded["compilation: " + why] += int64_t(members.size());
+  auto work = [&] {
+    for (size_t i = next++; i < order.size(); i = next++) {
+      searchShape(model, r, shapes[order[i]], outcomes[i]);
+      std::lock_guard<std::mutex> lock(progressMutex);
       ++sp.shapesDone;
-      continue;
+      sp.evaluated += outcomes[i].evaluated;
+      sp.fitting += int64_t(outcomes[i].ranked.size());
+      if (progress)
+        progress(sp);
     }
-    FailureOr<sym::Bindings> stepBindings = getModuleBindings(**step);
-    auto evaluateStart = Clock::now();
-    // The step stays as compiled while its plans are evaluated.
-    SymbolicCache cache;
-    for (const Plan *p : members) {
-      sym::Bindings b = *stepBindings;
-      b["dp"] = p->dp, b["tp"] = p->tp, b["cp"] = p->cp, b["ep"] = p->ep;
-      b["pp"] = p->pp, b["M"] = p->microBatches;
-      FailureOr<report::StepEstimate> e;
-      {
-        FirstError error(model.getContext());
-        e = report::estimateStep(**step, b, r.device);
-        why = error.message;
-      }
-      ++result.evaluated;
-      ++sp.evaluated;
-      if (failed(e)) {
-        ++result.excluded["sizes: " + why];
-        continue;
-      }
-      if (double(e->peakBytes) > r.device.memoryCapacity) {
-        ++(double(e->modelStatesBytes) > r.device.memoryCapacity
-               ? result.statesOver
-               : result.activationsOver);
-        if (!result.smallestPeakOver || e->peakBytes < result.smallestPeakOver)
-          result.smallestPeakOver = e->peakBytes;
-        continue;
-      }
-      Candidate c;
-      c.plan = *p;
-      c.estimate = *e;
-      double gpuSeconds = e->iterationSeconds * double(r.gpus);
-      if (gpuSeconds > 0) {
-        c.mfu = 3 * e->forwardFlops / (gpuSeconds * r.device.matmulFlops);
-        c.tokensPerSecondPerGpu = e->tokens / gpuSeconds;
-      }
-      result.ranked.push_back(std::move(c));
-      ++sp.fitting;
-    }
-    result.evaluateSeconds += secondsSince(evaluateStart);
-    ++sp.shapesDone;
-    if (progress)
-      progress(sp);
+  };
+  unsigned threads = r.threads ? r.threads
+                               : std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min<unsigned>(threads, std::max<size_t>(order.size(), 1));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t)
+    pool.emplace_back(work);
+  work();
+  for (std::thread &t : pool)
+    t.join();
+  for (ShapeOutcome &o : outcomes) {
+    for (auto &[why, n] : o.excluded)
+      result.excluded[why] += n;
+    result.evaluated += o.evaluated;
+    result.statesOver += o.statesOver;
+    result.activationsOver += o.activationsOver;
+    if (o.smallestPeakOver && (!result.smallestPeakOver ||
+                               o.smallestPeakOver < result.smallestPeakOver))
+      result.smallestPeakOver = o.smallestPeakOver;
+    result.compileSeconds += o.compileSeconds;
+    result.evaluateSeconds += o.evaluateSeconds;
+    std::move(o.ranked.begin(), o.ranked.end(),
+              std::back_inserter(result.ranked));
   }
   std::stable_sort(result.ranked.begin(), result.ranked.end(),
                    [](const Candidate &a, const Candidate &b) {

@@ -58,7 +58,7 @@ std::string mlir::stage::explore::describeSearch(const SearchResult &r,
   int64_t excluded = 0;
   for (const auto &[why, n] : r.excluded)
     excluded += n;
-  os << r.enumerated << " plans in " << r.shapes << " shapes; " << r.evaluated
+  os << r.enumerated << " plans; " << r.shapes << " shapes compiled, " << r.evaluated
      << " evaluated, " << r.ranked.size() << " fit the device";
   if (int64_t over = r.statesOver + r.activationsOver)
     os << ", " << over << " do not (" << r.statesOver
@@ -66,6 +66,10 @@ std::string mlir::stage::explore::describeSearch(const SearchResult &r,
        << " with their activations; the smallest such peak is "
        << gib(double(r.smallestPeakOver)) << ")";
   os << ".\n";
+  if (r.statesBoundOver)
+    os << r.statesBoundOver
+       << " more do not fit by a lower bound of their model states (at least "
+       << gib(double(r.smallestBoundOver)) << "), not compiled.\n";
   if (excluded) {
     os << excluded << " left out:";
     for (const auto &[why, n] : r.excluded)

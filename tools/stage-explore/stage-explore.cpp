@@ -81,6 +81,10 @@ static cl::opt<std::string> emitBest(
     cl::desc("Write the best plan's step (step.mlir) and traces (traces/) "
              "to this directory"),
     cl::cat(category));
+static cl::opt<unsigned> jobs("jobs",
+                              cl::desc("Shapes compiled at once (0: one per "
+                                       "core)"),
+                              cl::init(0), cl::cat(category));
 static cl::opt<bool> quiet("quiet", cl::desc("No progress line"),
                            cl::init(false), cl::cat(category));
 
@@ -112,6 +116,7 @@ int main(int argc, char **argv) {
     return fail("--format=" + format + ": expected md, json, csv or html");
   explore::SearchRequest request;
   request.gpus = gpus;
+  request.threads = jobs;
   std::optional<DeviceModel> device = getDevicePreset(deviceName);
   if (!device)
     return fail("--device=" + deviceName + ": unknown device; presets: " +
@@ -148,8 +153,8 @@ int main(int argc, char **argv) {
 
   DialectRegistry registry;
   registerAllDialects(registry);
+  // Shapes compile on several threads: the context stays thread-safe.
   MLIRContext ctx(registry);
-  ctx.disableMultithreading();
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &ctx);
   std::string openError;
@@ -188,7 +193,8 @@ int main(int argc, char **argv) {
                           std::chrono::steady_clock::now() - start)
                           .count();
 
-  if (result->enumerated == 0 || result->evaluated == 0) {
+  if (result->enumerated == 0 ||
+      (result->evaluated == 0 && result->statesBoundOver == 0)) {
     std::string why;
     for (const auto &[reason, n] : result->excluded)
       why += (why.empty() ? "" : "; ") + reason + " (" + std::to_string(n) + ")";
@@ -196,15 +202,19 @@ int main(int argc, char **argv) {
                 std::to_string(gpus) + " GPUs" +
                 (why.empty() ? std::string() : ": " + why));
   }
-  if (result->ranked.empty())
-    return fail("none of the " + std::to_string(result->evaluated) +
-                " plans of " + title.model + " on " + std::to_string(gpus) +
-                " GPUs fits the " + std::to_string(int64_t(
-                    request.device.memoryCapacity / (1 << 20))) +
-                " MiB of " + request.device.name + ": the smallest peak is " +
-                std::to_string(result->smallestPeakOver >> 20) + " MiB (" +
-                std::to_string(result->statesOver) +
-                " plans exceed it by their model states alone)");
+  if (result->ranked.empty()) {
+    int64_t smallest = result->smallestPeakOver ? result->smallestPeakOver
+                                                : result->smallestBoundOver;
+    return fail(
+        "none of the " + std::to_string(result->enumerated) + " plans of " +
+        title.model + " on " + std::to_string(gpus) + " GPUs fits the " +
+        std::to_string(int64_t(request.device.memoryCapacity) >> 20) +
+        " MiB of " + request.device.name + ": the smallest peak is " +
+        (result->smallestPeakOver ? "" : "at least ") +
+        std::to_string(smallest >> 20) + " MiB (" +
+        std::to_string(result->statesOver + result->statesBoundOver) +
+        " plans exceed it by their model states alone)");
+  }
 
   std::string outputError;
   auto out = openOutputFile(output, &outputError);

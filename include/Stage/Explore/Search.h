@@ -30,6 +30,8 @@ struct SearchRequest {
   std::optional<int64_t> batch, seq;
   std::vector<Constraint> constraints;
   int64_t maxVirtualStages = 4;
+  /// Shapes compiled and evaluated at once (0: one per core).
+  unsigned threads = 0;
 };
 
 struct Candidate {
@@ -51,10 +53,14 @@ struct SearchResult {
   /// Plans left out before evaluation (by the model's sizes, constraints,
   /// a shape that does not compile), by reason.
   std::map<std::string, int64_t> excluded;
-  /// Evaluated plans over the device memory: those whose model states
-  /// alone exceed it, the rest; and the smallest such peak.
+  /// Plans over the device memory: ruled out before compiling by a lower
+  /// bound of their model states (and the smallest such bound); evaluated
+  /// ones whose model states alone exceed it, the rest; and the smallest
+  /// evaluated peak over it.
+  int64_t statesBoundOver = 0, smallestBoundOver = 0;
   int64_t statesOver = 0, activationsOver = 0;
   int64_t smallestPeakOver = 0;
+  /// Summed over the threads: per core.
   double compileSeconds = 0, evaluateSeconds = 0;
 };
 

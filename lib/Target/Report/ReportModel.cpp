@@ -209,17 +209,20 @@ FailureOr<Report> mlir::stage::report::buildReport(ModuleOp module,
     sym::Substitution whole;
     for (const auto &[axis, d] : job.axes)
       whole[axis] = sym::Expr(1);
-    FailureOr<Section> model = parameterSection(
-        step, b, whole, "model", "The model (whole, not per rank)", false);
-    if (failed(model))
-      return failure();
-    if (!model->rows.empty())
-      report.totals.push_back(std::move(*model));
+    if (!request.numbersOnly) {
+      FailureOr<Section> model = parameterSection(
+          step, b, whole, "model", "The model (whole, not per rank)", false);
+      if (failed(model))
+        return failure();
+      if (!model->rows.empty())
+        report.totals.push_back(std::move(*model));
+    }
     // Time estimates need a roofline: H100 unless the request names one.
     DeviceModel device = request.device ? *request.device : *getDevicePreset("h100");
     report.roofline = device;
     if (failed(job.serving ? buildServingReports(step, b, device, report)
-                           : buildStageReports(step, b, device, report)))
+                           : buildStageReports(step, b, device,
+                                               request.numbersOnly, report)))
       return failure();
     // The same device's memory is the limit to warn at.
     for (const StageReport &s : report.stages)

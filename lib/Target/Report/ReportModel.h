@@ -139,6 +139,10 @@ struct Report {
 struct ReportRequest {
   /// The roofline of the time estimates and the memory capacity to warn at.
   std::optional<DeviceModel> device;
+  /// Only what a plan search reads (StepEstimate.h): no model parameter,
+  /// per-rank FLOPs or communication sections; every other number is built
+  /// as always.
+  bool numbersOnly = false;
 };
 
 /// Builds the report of `module` under `bindings`: per function its FLOPs,

@@ -44,6 +44,7 @@ void addFlopRows(SectionBuilder &f, const PhaseCosts &pc,
 LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
                                                      const sym::Bindings &b,
                                                      const DeviceModel &device,
+                                                     bool numbersOnly,
                                                      Report &report) {
   StepStructure step = getStepStructure(fn);
   FailureOr<std::vector<StageMemory>> memory = analyzeMemory(fn, b);
@@ -117,7 +118,8 @@ LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
         total.phases[i] += pc.phases[i];
       total.attentionKernelRecomputeFlops += pc.attentionKernelRecomputeFlops;
     }
-    addFlopRows(f, total, sym::Expr(1));
+    if (!numbersOnly)
+      addFlopRows(f, total, sym::Expr(1));
     for (unsigned i = 0; i < kNumPhases; ++i)
       jobCosts.phases[i] += total.phases[i].scaled(ranksPerStage);
     jobCosts.attentionKernelRecomputeFlops +=
@@ -127,7 +129,8 @@ LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
                      "Communication per rank and iteration (message bytes)");
     SectionBuilder s(fn, b, "traffic",
                      "Bytes sent per rank and iteration (ring algorithms)");
-    for (const CommVolume &v : getCommVolumes(chunkOps)) {
+    for (const CommVolume &v : numbersOnly ? std::vector<CommVolume>()
+                                           : getCommVolumes(chunkOps)) {
       c.add(commKey(v), commLabel(v), "B", v.messageBytes);
       if (v.kind == "recv")
         continue;

@@ -13,7 +13,8 @@ namespace mlir::stage::report {
 /// partitioned training step `fn`, and its pipeline with the timeline of
 /// one iteration.
 LogicalResult buildStageReports(func::FuncOp fn, const sym::Bindings &b,
-                                const DeviceModel &device, Report &report);
+                                const DeviceModel &device, bool numbersOnly,
+                                Report &report);
 
 } // namespace mlir::stage::report
 

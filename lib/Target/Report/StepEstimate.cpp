@@ -13,6 +13,7 @@ mlir::stage::report::estimateStep(ModuleOp module, const sym::Bindings &b,
                                   const DeviceModel &device) {
   ReportRequest request;
   request.device = device;
+  request.numbersOnly = true;
   FailureOr<Report> r = buildReport(module, b, request);
   if (failed(r))
     return failure();
@@ -25,10 +26,18 @@ mlir::stage::report::estimateStep(ModuleOp module, const sym::Bindings &b,
     if (peak > e.peakBytes) {
       e.peakBytes = peak;
       e.peakStage = s.stage;
-      e.modelStatesBytes = s.find("memory")
-                               ->find("model_states")
+      const Section *memory = s.find("memory");
+      e.modelStatesBytes = memory->find("model_states")
                                ->value.ceilToInt64()
                                .value_or(INT64_MAX);
+      auto bytes = [&](StringRef key) {
+        const Quantity *q = memory->find(key);
+        return q ? q->value.toDouble() : 0.0;
+      };
+      e.weightBytes = bytes("weights");
+      e.gradientBytes = bytes("gradients");
+      e.optimizerBytes = bytes("master_weights") + bytes("optimizer_moments");
+      e.parameters = bytes("parameters");
     }
   }
   e.iterationSeconds =

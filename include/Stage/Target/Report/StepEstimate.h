@@ -23,6 +23,10 @@ struct StepEstimate {
   /// That stage's model states (weights, gradients, master weights,
   /// moments): what no schedule or recomputation changes.
   int64_t modelStatesBytes = 0;
+  /// Of which weights, gradients, and master weights with optimizer
+  /// moments; and the parameters (weight elements) it holds.
+  double weightBytes = 0, gradientBytes = 0, optimizerBytes = 0;
+  double parameters = 0;
   /// The report's iteration (schedule + reductions + optimizer), seconds.
   double iterationSeconds = 0;
   /// The whole job's forward FLOPs per iteration (3x of it is the model
