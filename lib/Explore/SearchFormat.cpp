@@ -22,10 +22,23 @@ std::string fixed(double v, int digits) {
   return s;
 }
 
-std::string gib(double bytes) { return fixed(bytes / double(1ull << 30), 1) + " GiB"; }
+/// Bytes in the largest binary unit that keeps the number at least 1.
+std::string gib(double bytes) {
+  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (u < 4 && bytes >= 1024) {
+    bytes /= 1024;
+    ++u;
+  }
+  return fixed(bytes, u ? 1 : 0) + " " + units[u];
+}
 
 std::string seconds(double s) {
-  return s < 1 ? fixed(s * 1e3, 1) + " ms" : fixed(s, 3) + " s";
+  if (s >= 1)
+    return fixed(s, 3) + " s";
+  if (s >= 1e-3)
+    return fixed(s * 1e3, 1) + " ms";
+  return fixed(s * 1e6, 1) + " us";
 }
 
 size_t shown(const SearchResult &r, const SearchTitle &t) {

@@ -249,6 +249,7 @@ int main(int argc, char **argv) {
     if (!stepFile)
       return fail(outputError);
     (*step)->print(stepFile->os());
+    stepFile->os() << "\n"; // as stage-opt ends its output
     FailureOr<int64_t> ranks = writeTraces(**step, tracesDir);
     if (failed(ranks))
       return 1;

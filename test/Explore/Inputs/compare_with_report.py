@@ -31,9 +31,13 @@ with tempfile.TemporaryDirectory() as tmp:
         step_file = os.path.join(tmp, "step.mlir")
         run(os.path.join(bin_dir, "stage-opt"), model, "-o", step_file,
             "--stage-train=" + p["plan"])
+        # The search's device and network options, given to the report.
+        device = [a for a in extra if a.startswith(("--gpus-per-node",
+                                                    "--network",
+                                                    "--device-memory"))]
         report = json.loads(run(os.path.join(bin_dir, "stage-translate"),
                                 step_file, "--stage-to-report",
-                                "--format=json"))
+                                "--format=json", "--device=h100", *device))
         peak = max(s["memory"]["peak"]["value"] for s in report["stages"])
         iteration = report["job"]["job_time"]["iteration"]["value"]
         if peak != p["peak_memory_bytes"]:
