@@ -1,13 +1,15 @@
 """The search's time model against ASTRA-sim (bench/explore.sh).
 
-    explore_vs_astra_sim.py BIN_DIR SIMULATE WORK_DIR
+    explore_vs_astra_sim.py BIN_DIR SIMULATE WORK_DIR [quick]
 
 A dozen plans on 8 to 32 GPUs (dense and MoE; dp, tp, pp, ep, ZeRO-3),
 each model shallow enough to simulate in seconds: for each plan the
 report's iteration (the number stage-explore ranks by), ASTRA-sim's
 (analytical, congestion-unaware, one switch at the H100 preset's 450 GB/s,
 the traces' roofline durations), their ratio, and at the end the Spearman
-rank correlation of the two orderings.
+rank correlation of the two orderings. `quick` runs three smaller plans
+(the test of test/e2e/explore-astra-sim.test) and fails when one is more
+than 15% off.
 """
 import json
 import os
@@ -15,6 +17,7 @@ import subprocess
 import sys
 
 bindir, simulate, work = sys.argv[1:4]
+quick = sys.argv[4:] == ["quick"]
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.makedirs(work, exist_ok=True)
 
@@ -42,6 +45,15 @@ PLANS = [
     ("mixtral ep8 tp2 pp2 (32)", "mixtral-8x7b", 4, 32, 2048,
      "ep=8 tp=2 pp=2 micro-batches=2 zero=1"),
 ]
+
+
+if quick:
+    PLANS = [
+        ("llama dp4 zero3", "llama-3-8b", 2, 8, 1024, "dp=4 zero=3"),
+        ("llama tp2 pp2 1f1b", "llama-3-8b", 4, 8, 1024,
+         "tp=2 pp=2 micro-batches=4"),
+        ("mixtral ep4", "mixtral-8x7b", 2, 8, 1024, "ep=4 zero=1"),
+    ]
 
 
 def run(*cmd):
@@ -107,3 +119,5 @@ for name, config, layers, batch, seq, plan in PLANS:
 worst = max(abs(r / s - 1) for r, s in zip(reported, simulated))
 print(f"largest deviation {worst*100:.1f}%, Spearman rank correlation "
       f"{spearman(reported, simulated):.3f}")
+if quick and worst > 0.15:
+    sys.exit(f"a plan is {worst*100:.1f}% off ASTRA-sim, more than 15%")

@@ -36,7 +36,10 @@ class WorkingSet {
 public:
   WorkingSet(const sym::Bindings &b) : bindings(&b) {}
   /// Sizes evaluate under `b` from now on (a decode step binds its index).
-  void setBindings(const sym::Bindings &b) { bindings = &b; }
+  void setBindings(const sym::Bindings &b) {
+    bindings = &b;
+    sizes.clear();
+  }
 
   /// The largest sum of simultaneously live buffers while `block` runs,
   /// not counting the values in `excluded` (kept or accounted elsewhere),
@@ -46,14 +49,19 @@ public:
 
 private:
   FailureOr<sym::Rational> size(Value v) {
+    // Values of one type have one size under the bindings.
+    auto it = sizes.find(v.getType());
+    if (it != sizes.end())
+      return it->second;
     sym::Result<sym::Rational> r = bytesOf(v).evaluateRational(*bindings);
     if (!r) {
       emitError(v.getLoc()) << "memory: " << r.error();
       return failure();
     }
-    return *r;
+    return sizes.try_emplace(v.getType(), *r).first->second;
   }
   const sym::Bindings *bindings;
+  llvm::DenseMap<Type, sym::Rational> sizes;
 };
 
 FailureOr<sym::Rational>

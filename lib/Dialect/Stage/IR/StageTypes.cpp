@@ -55,7 +55,10 @@ int64_t SymTensorType::getElementBytes() const {
 }
 
 sym::Expr SymTensorType::getSizeInBytes() const {
-  return getNumElements() * sym::Expr(getElementBytes());
+  auto &dialect = static_cast<StageDialect &>(getDialect());
+  return dialect.getSizeInBytesOf(*this, [&] {
+    return getNumElements() * sym::Expr(getElementBytes());
+  });
 }
 
 SymTensorType SymTensorType::withDims(ArrayRef<sym::Expr> dims) const {

@@ -85,10 +85,13 @@ def Stage_Dialect : Dialect {
     /// long as the context.
     ::sym::Expr getNumElementsOf(::mlir::Type type,
         ::llvm::function_ref<::sym::Expr()> compute);
+    /// Its size in bytes, likewise.
+    ::sym::Expr getSizeInBytesOf(::mlir::Type type,
+        ::llvm::function_ref<::sym::Expr()> compute);
 
   private:
-    ::llvm::DenseMap<::mlir::Type, ::sym::Expr> numElements;
-    ::llvm::sys::SmartRWMutex<true> numElementsMutex;
+    ::llvm::DenseMap<::mlir::Type, ::sym::Expr> numElements, sizeInBytes;
+    ::llvm::sys::SmartRWMutex<true> typeCacheMutex;
 
   public:
   }];
