@@ -53,9 +53,8 @@ static LogicalResult checkType(Operation *op, Type type, StringRef what,
     std::string subject = (what + " dimension " + std::to_string(d)).str();
     if (!v)
       return emitError(op->getLoc()) << subject << ": " << v.error();
-    return op->emitError(subject)
-           << ": " << t.getDim(d).str() << " = " << *v
-           << " is not a positive size";
+    return op->emitError(subject) << ": " << t.getDim(d).str() << " = " << *v
+                                  << " is not a positive size";
   }
   return success();
 }
@@ -89,8 +88,8 @@ LogicalResult mlir::stage::verifyBindings(Operation *root,
     bool nested = op != root;
     for (auto [i, v] : llvm::enumerate(op->getResults()))
       if (nested && !valid.contains(v.getType())) {
-        if (failed(checkType(op, v.getType(),
-                             ("result " + std::to_string(i)), b)))
+        if (failed(
+                checkType(op, v.getType(), ("result " + std::to_string(i)), b)))
           return WalkResult::interrupt();
         valid.insert(v.getType());
       }

@@ -76,10 +76,10 @@ FailureOr<double> mlir::stage::getRooflineSeconds(Operation *op,
     FailureOr<double> size = value(comm.getGroupSize());
     if (failed(runs) || failed(size))
       return failure();
-    auto grid = SymbolTable::lookupNearestSymbolFrom<GridOp>(
-        op, comm.getGridAttr());
-    bool inNode = !grid || staysInNode(grid, comm.getAxesAttr(), b,
-                                       d.gpusPerNode);
+    auto grid =
+        SymbolTable::lookupNearestSymbolFrom<GridOp>(op, comm.getGridAttr());
+    bool inNode =
+        !grid || staysInNode(grid, comm.getAxesAttr(), b, d.gpusPerNode);
     double bandwidth = inNode ? d.linkBytes : d.networkBytes;
     if (d.ringAllToAll && isa<AllToAllOp>(op))
       bandwidth /= *size / 2;

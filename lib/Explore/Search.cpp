@@ -14,8 +14,8 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
-#include <thread>
 #include <numeric>
+#include <thread>
 
 using namespace mlir;
 using namespace mlir::stage;
@@ -61,9 +61,9 @@ static std::string getShapeKey(const Plan &p, const ModelLimits &m) {
   return "pp=" + std::to_string(p.pp) + " schedule=" + p.schedule +
          " v=" + std::to_string(p.virtualStages) +
          " zero=" + std::to_string(p.zero) + " recompute=" + p.recompute +
-         " sp=" + std::to_string(p.sp) + " split=" +
-         std::to_string(p.dp > 1) + std::to_string(p.tp > 1) +
-         std::to_string(p.cp > 1) + std::to_string(p.ep > 1) +
+         " sp=" + std::to_string(p.sp) + " split=" + std::to_string(p.dp > 1) +
+         std::to_string(p.tp > 1) + std::to_string(p.cp > 1) +
+         std::to_string(p.ep > 1) +
          " kv-replicated=" + std::to_string(p.tp > m.kvHeads);
 }
 
@@ -117,9 +117,8 @@ mlir::stage::explore::compilePlan(ModuleOp model, const SearchRequest &r,
   if (!o)
     return model.emitError("stage-train options '") << plan.options() << "'";
   PassManager pm(model.getContext());
-  if (failed(buildTrainPipeline(pm, *o, [&](const Twine &msg) {
-        return model.emitError(msg);
-      })))
+  if (failed(buildTrainPipeline(
+          pm, *o, [&](const Twine &msg) { return model.emitError(msg); })))
     return failure();
   if (failed(pm.run(*step)))
     return failure();
@@ -149,7 +148,8 @@ std::optional<StatesBound> getStatesBound(ModuleOp model,
   if (failed(whole))
     return std::nullopt;
   sym::Bindings b = *getModuleBindings(**whole);
-  FailureOr<report::StepEstimate> e = report::estimateStep(**whole, b, r.device);
+  FailureOr<report::StepEstimate> e =
+      report::estimateStep(**whole, b, r.device);
   if (failed(e) || e->parameters <= 0)
     return std::nullopt;
   return StatesBound{e->parameters, e->weightBytes / e->parameters,
@@ -302,8 +302,8 @@ FailureOr<SearchResult> mlir::stage::explore::searchPlans(
         progress(sp);
     }
   };
-  unsigned threads = r.threads ? r.threads
-                               : std::max(1u, std::thread::hardware_concurrency());
+  unsigned threads =
+      r.threads ? r.threads : std::max(1u, std::thread::hardware_concurrency());
   threads = std::min<unsigned>(threads, std::max<size_t>(order.size(), 1));
   std::vector<std::thread> pool;
   for (unsigned t = 1; t < threads; ++t)
@@ -325,13 +325,12 @@ FailureOr<SearchResult> mlir::stage::explore::searchPlans(
     std::move(o.ranked.begin(), o.ranked.end(),
               std::back_inserter(result.ranked));
   }
-  std::stable_sort(result.ranked.begin(), result.ranked.end(),
-                   [](const Candidate &a, const Candidate &b) {
-                     if (a.estimate.iterationSeconds !=
-                         b.estimate.iterationSeconds)
-                       return a.estimate.iterationSeconds <
-                              b.estimate.iterationSeconds;
-                     return a.estimate.peakBytes < b.estimate.peakBytes;
-                   });
+  std::stable_sort(
+      result.ranked.begin(), result.ranked.end(),
+      [](const Candidate &a, const Candidate &b) {
+        if (a.estimate.iterationSeconds != b.estimate.iterationSeconds)
+          return a.estimate.iterationSeconds < b.estimate.iterationSeconds;
+        return a.estimate.peakBytes < b.estimate.peakBytes;
+      });
   return result;
 }

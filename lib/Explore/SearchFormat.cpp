@@ -49,11 +49,20 @@ std::string escape(const std::string &s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '&': out += "&amp;"; break;
-    case '"': out += "&quot;"; break;
-    default: out += c;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '&':
+      out += "&amp;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    default:
+      out += c;
     }
   }
   return out;
@@ -66,13 +75,13 @@ std::string mlir::stage::explore::describeSearch(const SearchResult &r,
   std::string s;
   llvm::raw_string_ostream os(s);
   os << t.model << " on " << t.gpus << " GPUs (" << t.device.name << ", "
-     << gib(t.device.memoryCapacity) << "), batch " << t.batch
-     << " x sequence " << t.seq << ".\n";
+     << gib(t.device.memoryCapacity) << "), batch " << t.batch << " x sequence "
+     << t.seq << ".\n";
   int64_t excluded = 0;
   for (const auto &[why, n] : r.excluded)
     excluded += n;
-  os << r.enumerated << " plans; " << r.shapes << " shapes compiled, " << r.evaluated
-     << " evaluated, " << r.ranked.size() << " fit the device";
+  os << r.enumerated << " plans; " << r.shapes << " shapes compiled, "
+     << r.evaluated << " evaluated, " << r.ranked.size() << " fit the device";
   if (int64_t over = r.statesOver + r.activationsOver)
     os << ", " << over << " do not (" << r.statesOver
        << " by their model states alone, " << r.activationsOver
@@ -89,7 +98,8 @@ std::string mlir::stage::explore::describeSearch(const SearchResult &r,
       os << " " << why << " (" << n << ");";
     os << "\n";
   }
-  double rate = r.evaluateSeconds > 0 ? double(r.evaluated) / r.evaluateSeconds : 0;
+  double rate =
+      r.evaluateSeconds > 0 ? double(r.evaluated) / r.evaluateSeconds : 0;
   os << "Compiled " << r.shapes << " shapes in " << fixed(r.compileSeconds, 2)
      << " s, evaluated " << r.evaluated << " plans in "
      << fixed(r.evaluateSeconds, 2) << " s (" << int64_t(std::llround(rate))
@@ -123,9 +133,8 @@ void mlir::stage::explore::printSearchMarkdown(const SearchResult &r,
     const Candidate &c = r.ranked[i];
     os << "| " << i + 1 << " | `" << c.plan.options() << "` | "
        << gib(double(c.estimate.peakBytes)) << " | "
-       << seconds(c.estimate.iterationSeconds) << " | "
-       << fixed(100 * c.mfu, 1) << "% | "
-       << int64_t(std::llround(c.tokensPerSecondPerGpu)) << " |\n";
+       << seconds(c.estimate.iterationSeconds) << " | " << fixed(100 * c.mfu, 1)
+       << "% | " << int64_t(std::llround(c.tokensPerSecondPerGpu)) << " |\n";
   }
 }
 
@@ -216,7 +225,8 @@ static void paretoChart(const SearchResult &r, const SearchTitle &t,
      << ")\" text-anchor=\"middle\">peak memory per GPU</text>\n";
   os << "<line x1=\"" << left << "\" y1=\"" << y(t.device.memoryCapacity)
      << "\" x2=\"" << width - right << "\" y2=\"" << y(t.device.memoryCapacity)
-     << "\" stroke=\"#b00\" stroke-dasharray=\"4 3\"/>\n<text class=\"tick\" x=\""
+     << "\" stroke=\"#b00\" stroke-dasharray=\"4 3\"/>\n<text class=\"tick\" "
+        "x=\""
      << width - right << "\" y=\"" << y(t.device.memoryCapacity) - 4
      << "\" text-anchor=\"end\" fill=\"#b00\">" << escape(t.device.name)
      << " memory</text>\n";
@@ -237,9 +247,10 @@ static void paretoChart(const SearchResult &r, const SearchTitle &t,
            cy = y(double(c.estimate.peakBytes));
     os << "<circle class=\"pareto\" cx=\"" << fixed(cx, 1) << "\" cy=\""
        << fixed(cy, 1) << "\" r=\"4\" fill=\"#d60\"><title>"
-       << escape(c.plan.options()) << "</title></circle>\n<text class=\"tick\" x=\""
-       << fixed(cx + 6, 1) << "\" y=\"" << fixed(cy - 4, 1) << "\">"
-       << escape(c.plan.options()) << "</text>\n";
+       << escape(c.plan.options())
+       << "</title></circle>\n<text class=\"tick\" x=\"" << fixed(cx + 6, 1)
+       << "\" y=\"" << fixed(cy - 4, 1) << "\">" << escape(c.plan.options())
+       << "</text>\n";
   }
   os << "</svg>\n";
 }
@@ -247,7 +258,8 @@ static void paretoChart(const SearchResult &r, const SearchTitle &t,
 void mlir::stage::explore::printSearchHtml(const SearchResult &r,
                                            const SearchTitle &t,
                                            llvm::raw_ostream &os) {
-  os << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+  os << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta "
+        "charset=\"utf-8\">\n"
      << "<title>stage plan search</title>\n<style>\n"
      << "body{font-family:sans-serif;margin:2em;color:#222}\n"
      << "table{border-collapse:collapse;margin:1em 0}\n"

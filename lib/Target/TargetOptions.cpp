@@ -220,11 +220,11 @@ mlir::stage::getDeviceModel(ModuleOp module, StringRef fallback) {
     // A latency may be 0 (bandwidth alone); the rest must be positive.
     bool zeroOk = ov.field == &DeviceModel::latency;
     std::optional<double> parsed =
-        ov.size ? parseByteSize(ov.opt)
-                : (StringRef(ov.opt).getAsDouble(v) || v < 0 ||
-                           (v == 0 && !zeroOk)
-                       ? std::nullopt
-                       : std::optional<double>(v));
+        ov.size
+            ? parseByteSize(ov.opt)
+            : (StringRef(ov.opt).getAsDouble(v) || v < 0 || (v == 0 && !zeroOk)
+                   ? std::nullopt
+                   : std::optional<double>(v));
     if (!parsed)
       return emitOptionError(module)
              << "--" << ov.opt.ArgStr << "=" << ov.opt
@@ -292,8 +292,8 @@ std::string mlir::stage::applyNetworkFile(StringRef path, DeviceModel &d) {
       d.gpusPerNode = int64_t(*v);
       continue;
     }
-    auto field = llvm::find_if(
-        fields, [&](const auto &f) { return key == f.first; });
+    auto field =
+        llvm::find_if(fields, [&](const auto &f) { return key == f.first; });
     if (field == std::end(fields))
       return "--network=" + path.str() + ": unknown key '" + key.str() +
              "' (expected gpus_per_node, link_bandwidth, network_bandwidth, "

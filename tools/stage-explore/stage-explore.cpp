@@ -58,12 +58,13 @@ static cl::opt<std::string> network(
     cl::desc("A JSON file of gpus_per_node, link_bandwidth, "
              "network_bandwidth (bytes/s per direction) and latency (s)"),
     cl::cat(category));
-static cl::opt<int64_t> globalBatch(
-    "global-batch", cl::desc("Sequences per iteration (default: the model's B)"),
-    cl::init(0), cl::cat(category));
-static cl::opt<int64_t> seq("seq",
-                            cl::desc("Sequence length (default: the model's S)"),
-                            cl::init(0), cl::cat(category));
+static cl::opt<int64_t>
+    globalBatch("global-batch",
+                cl::desc("Sequences per iteration (default: the model's B)"),
+                cl::init(0), cl::cat(category));
+static cl::opt<int64_t>
+    seq("seq", cl::desc("Sequence length (default: the model's S)"),
+        cl::init(0), cl::cat(category));
 static cl::opt<int64_t> top("top", cl::desc("Plans to print"), cl::init(10),
                             cl::cat(category));
 static cl::opt<std::string> constraints(
@@ -119,8 +120,8 @@ int main(int argc, char **argv) {
   request.threads = jobs;
   std::optional<DeviceModel> device = getDevicePreset(deviceName);
   if (!device)
-    return fail("--device=" + deviceName + ": unknown device; presets: " +
-                getDevicePresetNames());
+    return fail("--device=" + deviceName +
+                ": unknown device; presets: " + getDevicePresetNames());
   if (!deviceMemory.empty()) {
     std::optional<double> bytes = parseByteSize(deviceMemory);
     if (!bytes || *bytes <= 0)
@@ -187,17 +188,19 @@ int main(int argc, char **argv) {
   title.device = request.device;
   title.top = top;
   FailureOr<sym::Bindings> b = getModuleBindings(*model);
-  title.batch = request.batch ? *request.batch : (b->count("B") ? b->at("B") : 1);
+  title.batch =
+      request.batch ? *request.batch : (b->count("B") ? b->at("B") : 1);
   title.seq = request.seq ? *request.seq : (b->count("S") ? b->at("S") : 1);
-  title.wallSeconds = std::chrono::duration<double>(
-                          std::chrono::steady_clock::now() - start)
-                          .count();
+  title.wallSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
 
   if (result->enumerated == 0 ||
       (result->evaluated == 0 && result->statesBoundOver == 0)) {
     std::string why;
     for (const auto &[reason, n] : result->excluded)
-      why += (why.empty() ? "" : "; ") + reason + " (" + std::to_string(n) + ")";
+      why +=
+          (why.empty() ? "" : "; ") + reason + " (" + std::to_string(n) + ")";
     return fail("no plan of " + title.model + " runs on " +
                 std::to_string(gpus) + " GPUs" +
                 (why.empty() ? std::string() : ": " + why));
@@ -205,15 +208,15 @@ int main(int argc, char **argv) {
   if (result->ranked.empty()) {
     int64_t smallest = result->smallestPeakOver ? result->smallestPeakOver
                                                 : result->smallestBoundOver;
-    return fail(
-        "none of the " + std::to_string(result->enumerated) + " plans of " +
-        title.model + " on " + std::to_string(gpus) + " GPUs fits the " +
-        std::to_string(int64_t(request.device.memoryCapacity) >> 20) +
-        " MiB of " + request.device.name + ": the smallest peak is " +
-        (result->smallestPeakOver ? "" : "at least ") +
-        std::to_string(smallest >> 20) + " MiB (" +
-        std::to_string(result->statesOver + result->statesBoundOver) +
-        " plans exceed it by their model states alone)");
+    return fail("none of the " + std::to_string(result->enumerated) +
+                " plans of " + title.model + " on " + std::to_string(gpus) +
+                " GPUs fits the " +
+                std::to_string(int64_t(request.device.memoryCapacity) >> 20) +
+                " MiB of " + request.device.name + ": the smallest peak is " +
+                (result->smallestPeakOver ? "" : "at least ") +
+                std::to_string(smallest >> 20) + " MiB (" +
+                std::to_string(result->statesOver + result->statesBoundOver) +
+                " plans exceed it by their model states alone)");
   }
 
   std::string outputError;
@@ -255,8 +258,8 @@ int main(int argc, char **argv) {
       return 1;
     stepFile->keep();
     llvm::errs() << "stage-explore: the best plan (" << best.options()
-                 << "): " << stepPath << " and " << *ranks
-                 << " rank traces in " << tracesDir << "\n";
+                 << "): " << stepPath << " and " << *ranks << " rank traces in "
+                 << tracesDir << "\n";
   }
   out->keep();
   return 0;

@@ -77,9 +77,8 @@ searchPlans(ModuleOp model, const SearchRequest &r,
 
 /// The step of `plan`: `model` (with the request's batch and sequence)
 /// through stage-train with the plan's options; errors at the model.
-FailureOr<OwningOpRef<ModuleOp>> compilePlan(ModuleOp model,
-                                             const SearchRequest &r,
-                                             const Plan &plan);
+FailureOr<OwningOpRef<ModuleOp>>
+compilePlan(ModuleOp model, const SearchRequest &r, const Plan &plan);
 
 } // namespace mlir::stage::explore
 

@@ -11,7 +11,7 @@ namespace mlir::stage::explore {
 
 /// What was asked, for the renderings' titles.
 struct SearchTitle {
-  std::string model;  // the architecture or file name
+  std::string model; // the architecture or file name
   int64_t gpus = 1;
   DeviceModel device;
   int64_t batch = 1, seq = 1;

@@ -32,8 +32,8 @@ FailureOr<std::optional<DeviceModel>> getDeviceModel(ModuleOp module,
 
 /// Applies a network description (JSON: `gpus_per_node`, `link_bandwidth`
 /// and `network_bandwidth` in bytes/s per direction, `latency` in seconds
-/// per message, `all_to_all` "ring" or "direct") to `d`; the error names the file and the bad key, empty
-/// when there is none.
+/// per message, `all_to_all` "ring" or "direct") to `d`; the error names the
+/// file and the bad key, empty when there is none.
 std::string applyNetworkFile(llvm::StringRef path, DeviceModel &d);
 
 /// `80GiB`, `80GB`, `1.5e9`: bytes; none if the text is no size.

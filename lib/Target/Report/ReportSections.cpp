@@ -137,8 +137,8 @@ mlir::stage::report::phaseTimes(Operation *chunk, const sym::Bindings &b,
              once, stack, iterations});
       })))
     return failure();
-  for (auto [chain, phase] :
-       llvm::zip(chains, std::array<Phase, 2>{Phase::Forward, Phase::Backward})) {
+  for (auto [chain, phase] : llvm::zip(
+           chains, std::array<Phase, 2>{Phase::Forward, Phase::Backward})) {
     auto [pass, work] = chain.run();
     t.zero3Exposed[unsigned(phase)] = loopRuns * std::max(0.0, pass - work);
   }

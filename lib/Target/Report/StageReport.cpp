@@ -129,8 +129,8 @@ LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
                      "Communication per rank and iteration (message bytes)");
     SectionBuilder s(fn, b, "traffic",
                      "Bytes sent per rank and iteration (ring algorithms)");
-    for (const CommVolume &v : numbersOnly ? std::vector<CommVolume>()
-                                           : getCommVolumes(chunkOps)) {
+    for (const CommVolume &v :
+         numbersOnly ? std::vector<CommVolume>() : getCommVolumes(chunkOps)) {
       c.add(commKey(v), commLabel(v), "B", v.messageBytes);
       if (v.kind == "recv")
         continue;

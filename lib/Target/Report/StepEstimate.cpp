@@ -27,9 +27,8 @@ mlir::stage::report::estimateStep(ModuleOp module, const sym::Bindings &b,
       e.peakBytes = peak;
       e.peakStage = s.stage;
       const Section *memory = s.find("memory");
-      e.modelStatesBytes = memory->find("model_states")
-                               ->value.ceilToInt64()
-                               .value_or(INT64_MAX);
+      e.modelStatesBytes =
+          memory->find("model_states")->value.ceilToInt64().value_or(INT64_MAX);
       auto bytes = [&](StringRef key) {
         const Quantity *q = memory->find(key);
         return q ? q->value.toDouble() : 0.0;
@@ -42,8 +41,7 @@ mlir::stage::report::estimateStep(ModuleOp module, const sym::Bindings &b,
   }
   e.iterationSeconds =
       r->findTotal("job_time")->find("iteration")->value.toDouble();
-  e.forwardFlops =
-      r->findTotal("job_flops")->find("forward")->value.toDouble();
+  e.forwardFlops = r->findTotal("job_flops")->find("forward")->value.toDouble();
   if (b.count("B") && b.count("S"))
     e.tokens = double(b.at("B")) * double(b.at("S"));
   return e;

@@ -1,4 +1,4 @@
-//===- StepEstimate.h - A training step's peak and time, for searches -*- C++ -*-===//
+//===- StepEstimate.h - A step's peak and time, for searches ----*- C++ -*-===//
 //
 // The numbers a plan search ranks by, read from the report itself so that
 // they are the numbers `--stage-to-report` prints for the same step and

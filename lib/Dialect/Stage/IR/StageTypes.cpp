@@ -56,9 +56,8 @@ int64_t SymTensorType::getElementBytes() const {
 
 sym::Expr SymTensorType::getSizeInBytes() const {
   auto &dialect = static_cast<StageDialect &>(getDialect());
-  return dialect.getSizeInBytesOf(*this, [&] {
-    return getNumElements() * sym::Expr(getElementBytes());
-  });
+  return dialect.getSizeInBytesOf(
+      *this, [&] { return getNumElements() * sym::Expr(getElementBytes()); });
 }
 
 SymTensorType SymTensorType::withDims(ArrayRef<sym::Expr> dims) const {
