@@ -4,8 +4,9 @@
 #  (a) its time model against ASTRA-sim: a dozen plans on 8 to 32 GPUs
 #      (bench/explore_vs_astra_sim.py), each ratio and the rank correlation;
 #  (b) its speed: whole-process time and peak memory (/usr/bin/time -v) of
-#      stage-explore on Llama-3-8B on 64 GPUs and Llama-3.1-405B on 16384
-#      GPUs, with the plans per second the tool prints.
+#      stage-explore on Llama-3-8B on 64 GPUs, GPT-3 175B on 1024 GPUs and
+#      Llama-3.1-405B on 16384 GPUs, with the plans per second the tool
+#      prints (takes hours on 2 cores: bench/README.md).
 #
 #   bench/explore.sh [WORK_DIR]     (default: bench/out-explore)
 #
@@ -24,17 +25,23 @@ else
   echo "(a) skipped: no ASTRA-sim at $sim"
 fi
 
-echo "(b) search speed"
+echo "(b) search speed (whole searches; the 405B one is cut at 30 minutes)"
 search() {
   local name=$1 config=$2 batch=$3 seq=$4; shift 4
   "$bin/stage-translate" --import-hf-config "$root/examples/hf/$config.json" \
-    --batch="$batch" --seq="$seq" -o "$work/$name.mlir"
-  /usr/bin/time -v "$bin/stage-explore" "$work/$name.mlir" --quiet "$@" \
-    -o "$work/$name.md" 2> "$work/$name.time"
+    --batch="$batch" --seq="$seq" --pad-vocab-to=128 -o "$work/$name.mlir"
+  local rc=0
+  timeout 1800 /usr/bin/time -v "$bin/stage-explore" "$work/$name.mlir" \
+    --quiet "$@" -o "$work/$name.md" 2> "$work/$name.time" || rc=$?
+  if [[ $rc -ne 0 ]]; then
+    printf '    %-34s did not finish (exit %s)\n' "$name $*" "$rc"
+    return
+  fi
   printf '    %-34s %s; %s s, %s MiB\n' "$name $*" \
     "$(sed -n 's/^Compiled \(.*\) s in all\./\1/p' "$work/$name.md")" \
     "$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$work/$name.time")" \
     "$(( $(sed -n 's/.*Maximum resident set size (kbytes): //p' "$work/$name.time") / 1024 ))"
 }
 search llama3-8b-64gpu llama-3-8b 512 4096 --gpus=64
+search gpt3-175b-1024gpu gpt3-175b 1536 2048 --gpus=1024 --device-memory=80GB
 search llama3.1-405b-16384gpu llama-3.1-405b 2048 8192 --gpus=16384
