@@ -33,6 +33,17 @@ sym::Expr Multiplicity::count() const {
   return n;
 }
 
+sym::Result<double> Multiplicity::countUnder(const sym::Bindings &b) const {
+  double n = 1;
+  for (const auto &level : levels) {
+    sym::Result<sym::Rational> v = level.first.evaluateRational(b);
+    if (!v)
+      return sym::Result<double>::failure(v.error());
+    n *= v->toDouble();
+  }
+  return n;
+}
+
 Multiplicity Multiplicity::nested(const sym::Expr &n, StringRef step) const {
   Multiplicity m = *this;
   m.levels.push_back({n, step.str()});

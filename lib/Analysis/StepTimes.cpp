@@ -53,6 +53,13 @@ FailureOr<double> mlir::stage::getRooflineSeconds(Operation *op,
       return op->emitError("time estimate: ") << v.error();
     return v->toDouble();
   };
+  // The executions, evaluated level by level.
+  auto executions = [&]() -> FailureOr<double> {
+    sym::Result<double> runs = n.countUnder(b);
+    if (!runs)
+      return op->emitError("time estimate: ") << runs.error();
+    return *runs;
+  };
   // Over all executions: without a step's sum, the count times one run's
   // (evaluated apart, which spares building the product).
   auto total = [&](const sym::Expr &perRun) -> FailureOr<double> {
@@ -61,7 +68,7 @@ FailureOr<double> mlir::stage::getRooflineSeconds(Operation *op,
     FailureOr<double> one = value(perRun);
     if (failed(one) || *one == 0)
       return one;
-    FailureOr<double> runs = value(n.count());
+    FailureOr<double> runs = executions();
     if (failed(runs))
       return failure();
     return *one * *runs;
@@ -72,19 +79,31 @@ FailureOr<double> mlir::stage::getRooflineSeconds(Operation *op,
       return failure();
     if (*bytes == 0)
       return 0.0;
-    FailureOr<double> runs = value(n.count());
-    FailureOr<double> size = value(comm.getGroupSize());
-    if (failed(runs) || failed(size))
+    FailureOr<double> runs = executions();
+    if (failed(runs))
       return failure();
+    // The group's size: the product of its axes' degrees.
+    double size = 1;
+    for (Attribute axis : comm.getAxesAttr()) {
+      auto it = b.find(cast<StringAttr>(axis).str());
+      if (it == b.end()) {
+        FailureOr<double> symbolic = value(comm.getGroupSize());
+        if (failed(symbolic))
+          return failure();
+        size = *symbolic;
+        break;
+      }
+      size *= double(it->second);
+    }
     auto grid =
         SymbolTable::lookupNearestSymbolFrom<GridOp>(op, comm.getGridAttr());
     bool inNode =
         !grid || staysInNode(grid, comm.getAxesAttr(), b, d.gpusPerNode);
     double bandwidth = inNode ? d.linkBytes : d.networkBytes;
     if (d.ringAllToAll && isa<AllToAllOp>(op))
-      bandwidth /= *size / 2;
+      bandwidth /= size / 2;
     return *bytes / bandwidth +
-           *runs * double(ringSteps(op, int64_t(*size))) * d.latency;
+           *runs * double(ringSteps(op, int64_t(size))) * d.latency;
   }
   auto c = dyn_cast<CostOpInterface>(op);
   if (!c)

@@ -20,6 +20,8 @@ public:
   Cost of(const Cost &perRun) const;
   /// The number of executions.
   sym::Expr count() const;
+  /// Its value under `b`, level by level (without building the product).
+  sym::Result<double> countUnder(const sym::Bindings &b) const;
   /// No level sums over a step: the total is the count times the quantity.
   bool isProduct() const {
     return llvm::all_of(levels, [](const auto &l) { return l.second.empty(); });
