@@ -41,13 +41,8 @@ static sym::Expr computeSentBytes(CollectiveOpInterface comm) {
 }
 
 sym::Expr mlir::stage::getSentBytes(CollectiveOpInterface comm) {
-  SymbolicCache *cache = SymbolicCache::active();
-  if (!cache)
-    return computeSentBytes(comm);
-  auto it = cache->sentBytes.find(comm);
-  if (it == cache->sentBytes.end())
-    it = cache->sentBytes.try_emplace(comm, computeSentBytes(comm)).first;
-  return it->second;
+  return memoizeSymbolic(&SymbolicCache::sentBytes, comm,
+                         [&] { return computeSentBytes(comm); });
 }
 
 bool mlir::stage::isParameterGather(Operation *op) {

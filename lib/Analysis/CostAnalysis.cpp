@@ -81,13 +81,8 @@ SymbolicCache::~SymbolicCache() { activeCache = previous; }
 SymbolicCache *SymbolicCache::active() { return activeCache; }
 
 Cost mlir::stage::getOpCost(CostOpInterface op) {
-  SymbolicCache *cache = SymbolicCache::active();
-  if (!cache)
-    return op.getCost();
-  auto it = cache->costs.find(op);
-  if (it == cache->costs.end())
-    it = cache->costs.try_emplace(op, op.getCost()).first;
-  return it->second;
+  return memoizeSymbolic(&SymbolicCache::costs, op,
+                         [&] { return op.getCost(); });
 }
 
 static PhaseCosts computePhaseCosts(Operation *root) {
@@ -108,13 +103,8 @@ static PhaseCosts computePhaseCosts(Operation *root) {
 }
 
 PhaseCosts mlir::stage::getPhaseCosts(Operation *root) {
-  SymbolicCache *cache = SymbolicCache::active();
-  if (!cache)
-    return computePhaseCosts(root);
-  auto it = cache->phaseCosts.find(root);
-  if (it == cache->phaseCosts.end())
-    it = cache->phaseCosts.try_emplace(root, computePhaseCosts(root)).first;
-  return it->second;
+  return memoizeSymbolic(&SymbolicCache::phaseCosts, root,
+                         [&] { return computePhaseCosts(root); });
 }
 
 static void walkBlock(Block &block, const Multiplicity &count,

@@ -16,13 +16,11 @@ using namespace mlir::stage;
 static bool staysInNode(GridOp grid, ArrayAttr axes, const sym::Bindings &b,
                         int64_t perNode) {
   int64_t stride = 1, farthest = 0, block = 1;
-  auto names = grid.getAxisNames();
-  for (const auto &axis : llvm::reverse(names)) {
-    auto it = b.find(axis);
+  for (Attribute a : llvm::reverse(grid.getAxes())) {
+    StringRef axis = cast<StringAttr>(a).getValue();
+    auto it = b.find(axis.str());
     int64_t d = it == b.end() ? 1 : it->second;
-    bool member = llvm::any_of(axes, [&](Attribute a) {
-      return cast<StringAttr>(a).getValue() == axis;
-    });
+    bool member = llvm::is_contained(axes, a);
     if (member && d > 1) {
       farthest += (d - 1) * stride;
       block = stride * d;

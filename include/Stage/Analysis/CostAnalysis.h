@@ -93,6 +93,21 @@ private:
   SymbolicCache *previous;
 };
 
+/// `compute()`, kept in `cache` under `key` when a SymbolicCache is alive
+/// (`cache` is one of its maps), computed afresh otherwise.
+template <typename T, typename Compute>
+T memoizeSymbolic(llvm::DenseMap<Operation *, T> SymbolicCache::*cache,
+                  Operation *key, Compute compute) {
+  SymbolicCache *active = SymbolicCache::active();
+  if (!active)
+    return compute();
+  auto &map = active->*cache;
+  auto it = map.find(key);
+  if (it == map.end())
+    it = map.try_emplace(key, compute()).first;
+  return it->second;
+}
+
 /// `op.getCost()`, from the active SymbolicCache when there is one.
 Cost getOpCost(CostOpInterface op);
 
