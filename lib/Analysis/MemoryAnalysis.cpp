@@ -4,6 +4,7 @@
 
 #include "Stage/Analysis/BackwardSplit.h"
 #include "Stage/Analysis/StepTimes.h"
+#include "Stage/Analysis/CostAnalysis.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -64,64 +65,85 @@ private:
   llvm::DenseMap<Type, sym::Rational> sizes;
 };
 
+/// Where a block's buffers start and stop being live, derived from the IR
+/// once per block while a SymbolicCache lives (a block is always asked with
+/// the same values excluded: its kept or returned ones).
+struct BlockLiveness {
+  struct Position {
+    SmallVector<Value, 2> born;
+    /// A layer stack's body, whose own working set adds here.
+    Block *inner = nullptr;
+    SmallVector<Value, 2> dying;
+  };
+  std::vector<Position> positions;
+
+  BlockLiveness(Block &block, const llvm::DenseSet<Value> &excluded) {
+    // Position of each op, and where each value defined here is last read.
+    llvm::DenseMap<Operation *, unsigned> index;
+    for (auto [i, op] : llvm::enumerate(block))
+      index[&op] = unsigned(i);
+    positions.resize(index.size());
+    for (auto [i, op] : llvm::enumerate(block)) {
+      if (auto rep = dyn_cast<RepeatOp>(&op))
+        positions[i].inner = &rep.getBodyBlock();
+      if (isa<ParamOp>(op) || isView(&op))
+        continue;
+      for (Value r : op.getResults()) {
+        if (excluded.contains(r) || !isa<SymTensorType>(r.getType()))
+          continue;
+        positions[i].born.push_back(r);
+        unsigned last = unsigned(i);
+        for (Operation *user : r.getUsers())
+          if (Operation *a = block.findAncestorOpInBlock(*user))
+            last = std::max(last, index[a]);
+        positions[last].dying.push_back(r);
+      }
+    }
+  }
+};
+
 FailureOr<sym::Rational>
 WorkingSet::peak(Block &block, const llvm::DenseSet<Value> &excluded) {
-  // Position of each op, and where each value defined here is last read.
-  llvm::DenseMap<Operation *, unsigned> index;
-  for (auto [i, op] : llvm::enumerate(block))
-    index[&op] = unsigned(i);
-  auto positionOf = [&](Operation *user) {
-    Operation *a = block.findAncestorOpInBlock(*user);
-    return a ? index[a] : ~0u;
-  };
-  llvm::DenseMap<Value, unsigned> lastUse;
-  std::vector<std::vector<Value>> dying(index.size());
-  for (Operation &op : block)
-    for (Value r : op.getResults()) {
-      if (excluded.contains(r) || isa<ParamOp>(op) || isView(&op) ||
-          !isa<SymTensorType>(r.getType()))
-        continue;
-      unsigned last = index[&op];
-      for (Operation *user : r.getUsers())
-        last = std::max(last, positionOf(user) == ~0u ? last : positionOf(user));
-      dying[last].push_back(r);
-    }
-  sym::Rational live(0), best(0);
-  for (auto [i, op] : llvm::enumerate(block)) {
-    sym::Rational results(0);
-    for (Value r : op.getResults()) {
-      if (excluded.contains(r) || isa<ParamOp>(op) || isView(&op) ||
-          !isa<SymTensorType>(r.getType()))
-        continue;
+  static const char tag = 0;
+  std::shared_ptr<const BlockLiveness> liveness =
+      memoizeDerived<BlockLiveness>(
+          &tag, &block, [&] { return BlockLiveness(block, excluded); });
+  auto sum = [&](ArrayRef<Value> values) -> FailureOr<sym::Rational> {
+    sym::Rational total(0);
+    for (Value r : values) {
       FailureOr<sym::Rational> s = size(r);
       if (failed(s))
         return failure();
-      results = results + *s;
+      total = total + *s;
     }
+    return total;
+  };
+  sym::Rational live(0), best(0);
+  for (const BlockLiveness::Position &at : liveness->positions) {
+    FailureOr<sym::Rational> results = sum(at.born);
+    if (failed(results))
+      return failure();
     // A layer stack's body: its own working set, per iteration; what it
     // stacks for the backward is kept, what it carries is live here.
     sym::Rational inner(0);
-    if (auto rep = dyn_cast<RepeatOp>(&op)) {
-      Block &body = rep.getBodyBlock();
+    if (at.inner) {
+      auto rep = cast<RepeatOp>(at.inner->getParentOp());
       llvm::DenseSet<Value> bodyExcluded;
-      Operation *yield = body.getTerminator();
+      Operation *yield = at.inner->getTerminator();
       for (Value v : yield->getOperands().drop_front(rep.getNumCarried()))
         bodyExcluded.insert(v);
-      FailureOr<sym::Rational> in = peak(body, bodyExcluded);
+      FailureOr<sym::Rational> in = peak(*at.inner, bodyExcluded);
       if (failed(in))
         return failure();
       inner = *in;
     }
-    sym::Rational now = live + results + inner;
+    sym::Rational now = live + *results + inner;
     if (best < now)
       best = now;
-    live = live + results;
-    for (Value r : dying[i]) {
-      FailureOr<sym::Rational> s = size(r);
-      if (failed(s))
-        return failure();
-      live = live - *s;
-    }
+    FailureOr<sym::Rational> dead = sum(at.dying);
+    if (failed(dead))
+      return failure();
+    live = live + *results - *dead;
   }
   return best;
 }
@@ -178,6 +200,44 @@ LogicalResult analyzeServing(ServeOp serve, const sym::Bindings &b,
 /// What a split backward keeps between its two steps (ChunkMemory): the
 /// kept values the weight gradients read, and the values of the input-
 /// gradient step they read, once per layer that computes them.
+/// A rank class's model states and what each chunk keeps per micro-batch,
+/// symbolically: derived once per class while a SymbolicCache lives.
+struct ClassStates {
+  sym::Expr weights, gradients, masterWeights, optimizerMoments, parameters;
+  sym::Expr modelStates;
+  std::vector<sym::Expr> keptPerMicrobatch;
+
+  explicit ClassStates(const RankClass &cls) {
+    for (Operation *chunk : cls.chunks) {
+      Block &body = chunk->getRegion(0).front();
+      for (auto param : body.getOps<ParamOp>()) {
+        sym::Expr bytes = bytesOf(param.getResult());
+        ParamKind kind = param.getKind();
+        if (kind == ParamKind::master)
+          masterWeights += bytes;
+        else if (kind == ParamKind::exp_avg || kind == ParamKind::exp_avg_sq)
+          optimizerMoments += bytes;
+        else if (kind == ParamKind::grad)
+          gradients += bytes;
+        else
+          weights += bytes;
+        if (kind == ParamKind::weight)
+          parameters += cast<SymTensorType>(param.getType()).getNumElements();
+      }
+      sym::Expr kept;
+      MicrobatchesOp mb = getServe(chunk) ? nullptr : getMicrobatches(chunk);
+      if (mb) {
+        for (Value g : mb.getResults())
+          gradients += bytesOf(g);
+        for (Value v : mb.getForwardBlock().getTerminator()->getOperands())
+          kept += bytesOf(v);
+      }
+      keptPerMicrobatch.push_back(kept);
+    }
+    modelStates = weights + gradients + masterWeights + optimizerMoments;
+  }
+};
+
 static LogicalResult weightStepMemory(MicrobatchesOp mb, const sym::Bindings &b,
                                       ChunkMemory &cm) {
   BackwardSplit split(mb);
@@ -232,24 +292,18 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
   for (const RankClass &cls : step.classes) {
     StageMemory m;
     m.stage = cls.stage;
+    static const char statesTag = 0;
+    std::shared_ptr<const ClassStates> states = memoizeDerived<ClassStates>(
+        &statesTag, cls.chunks.front(), [&] { return ClassStates(cls); });
+    m.weights = states->weights;
+    m.gradients = states->gradients;
+    m.masterWeights = states->masterWeights;
+    m.optimizerMoments = states->optimizerMoments;
+    m.parameters = states->parameters;
     SmallVector<sym::Rational> kept;
-    for (Operation *chunk : cls.chunks) {
+    for (auto [chunk, keptPerMicrobatch] :
+         llvm::zip(cls.chunks, states->keptPerMicrobatch)) {
       Block &body = chunk->getRegion(0).front();
-      for (auto param : body.getOps<ParamOp>()) {
-        sym::Expr bytes = bytesOf(param.getResult());
-        ParamKind kind = param.getKind();
-        if (kind == ParamKind::master)
-          m.masterWeights += bytes;
-        else if (kind == ParamKind::exp_avg || kind == ParamKind::exp_avg_sq)
-          m.optimizerMoments += bytes;
-        else if (kind == ParamKind::grad)
-          m.gradients += bytes;
-        else
-          m.weights += bytes;
-        if (kind == ParamKind::weight)
-          m.parameters +=
-              cast<SymTensorType>(param.getType()).getNumElements();
-      }
       ChunkMemory cm;
       if (ServeOp serve = getServe(chunk)) {
         if (failed(analyzeServing(serve, b, ws, m)))
@@ -269,14 +323,11 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
         kept.push_back(sym::Rational(0));
         continue;
       }
-      for (Value g : mb.getResults())
-        m.gradients += bytesOf(g);
       Block &fwd = mb.getForwardBlock(), &bwd = mb.getBackwardBlock();
       llvm::DenseSet<Value> fwdKept, bwdGrads;
-      for (Value v : fwd.getTerminator()->getOperands()) {
-        cm.keptPerMicrobatch += bytesOf(v);
+      cm.keptPerMicrobatch = keptPerMicrobatch;
+      for (Value v : fwd.getTerminator()->getOperands())
         fwdKept.insert(v);
-      }
       for (Value v : bwd.getTerminator()->getOperands())
         bwdGrads.insert(v);
       // Per layer: what the largest layer stack keeps, over its count.
@@ -329,11 +380,11 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
       out.push_back(std::move(m));
       continue;
     }
-    FailureOr<sym::Rational> states =
-        bound(fn, m.modelStates(), b, "model states");
-    if (failed(states))
+    FailureOr<sym::Rational> statesBytes =
+        bound(fn, states->modelStates, b, "model states");
+    if (failed(statesBytes))
       return failure();
-    m.peak = *states + m.optimizerTransient;
+    m.peak = *statesBytes + m.optimizerTransient;
     m.peakAt = "optimizer step";
     // Walk the stage's schedule: activations live from a micro-batch's
     // forward to the end of its backward (its weight gradients, when the
@@ -351,8 +402,8 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
     });
     if (!anyLoop) {
       for (const ChunkMemory &cm : m.chunks)
-        if (m.peak < *states + cm.forwardTransient) {
-          m.peak = *states + cm.forwardTransient;
+        if (m.peak < *statesBytes + cm.forwardTransient) {
+          m.peak = *statesBytes + cm.forwardTransient;
           m.peakAt = "forward";
         }
     } else {
@@ -364,7 +415,7 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
           ++inFlight;
         }
         sym::Rational now =
-            *states + live +
+            *statesBytes + live +
             (s.isForward() ? cm.forwardTransient : cm.backwardTransient);
         if (m.peakActivations < live) {
           m.peakActivations = live;

@@ -2,6 +2,8 @@
 
 #include "Stage/Analysis/PipelineSchedule.h"
 
+#include "Stage/Analysis/CostAnalysis.h"
+
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -413,14 +415,28 @@ zeroBubbleV(const ScheduleShape &s) {
   return best;
 }
 
-std::vector<std::vector<PipelineStep>>
-mlir::stage::getStageSchedules(const ScheduleShape &s) {
+static std::vector<std::vector<PipelineStep>>
+computeStageSchedules(const ScheduleShape &s) {
   if (s.kind == ScheduleKind::zb_v)
     return zeroBubbleV(s);
   std::vector<std::vector<PipelineStep>> orders;
   for (int64_t p = 0; p < s.stages; ++p)
     orders.push_back(stageOrder(s, p));
   return orders;
+}
+
+std::vector<std::vector<PipelineStep>>
+mlir::stage::getStageSchedules(const ScheduleShape &s) {
+  // A search asks for the same shapes again (the memory walk and the
+  // timeline of one plan, plans that differ in other degrees).
+  std::string key = "schedule " + std::to_string(int(s.kind)) + " " +
+                    std::to_string(s.stages) + " " +
+                    std::to_string(s.virtualStages) + " " +
+                    std::to_string(s.microBatches);
+  for (const StepWeights &w : s.weights)
+    key.append(reinterpret_cast<const char *>(&w), sizeof(w));
+  return *memoizeByKey<std::vector<std::vector<PipelineStep>>>(
+      key, [&] { return computeStageSchedules(s); });
 }
 
 std::vector<PipelineStep> mlir::stage::getStageSchedule(const ScheduleShape &s,

@@ -5,6 +5,8 @@
 #include "Stage/Analysis/BackwardSplit.h"
 #include "Stage/Analysis/CommAnalysis.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::stage;
 
@@ -115,10 +117,138 @@ FailureOr<double> mlir::stage::getRooflineSeconds(Operation *op,
   return d.seconds(*contraction, *other, *bytes);
 }
 
+namespace {
+/// The roofline terms of every op under a root, compiled once while a
+/// SymbolicCache lives and evaluated numerically under each binding: the
+/// same formulas as getRooflineSeconds, without walking the IR, building
+/// multiplicities or evaluating exactly per op.
+struct RooflineProgram {
+  struct Entry {
+    Operation *op;
+    Multiplicity count;
+    /// Per execution when `multiply` (no level sums over a step), else the
+    /// total; the executions.
+    sym::NumericExpr contraction, other, bytes, runs;
+    bool multiply = true;
+    CollectiveOpInterface comm;
+    /// A collective's group axes (slots), or its symbolic size when they
+    /// are not all bound; its grid's axes, last first, and whether each is
+    /// in the group.
+    SmallVector<unsigned> groupAxes;
+    sym::NumericExpr groupSize;
+    SmallVector<std::pair<unsigned, bool>> gridAxes;
+    bool hasGrid = false;
+    /// A kernel or a collective (other ops take no time).
+    bool timed = true;
+  };
+  std::vector<Entry> entries;
+
+  RooflineProgram(Operation *root, sym::SymbolSlots &slots) {
+    walkWithCounts(root, [&](Operation *op, const Multiplicity &n) {
+      Entry e{op, n};
+      e.multiply = n.isProduct();
+      e.runs = sym::NumericExpr(n.count(), slots);
+      auto compile = [&](const sym::Expr &perRun) {
+        return sym::NumericExpr(e.multiply ? perRun : n.of(perRun), slots);
+      };
+      if (auto comm = dyn_cast<CollectiveOpInterface>(op)) {
+        e.comm = comm;
+        e.bytes = compile(getSentBytes(comm));
+        for (Attribute axis : comm.getAxesAttr())
+          e.groupAxes.push_back(slots.slot(cast<StringAttr>(axis).getValue()));
+        e.groupSize = sym::NumericExpr(comm.getGroupSize(), slots);
+        if (auto grid = SymbolTable::lookupNearestSymbolFrom<GridOp>(
+                op, comm.getGridAttr())) {
+          e.hasGrid = true;
+          for (Attribute a : llvm::reverse(grid.getAxes()))
+            e.gridAxes.push_back(
+                {slots.slot(cast<StringAttr>(a).getValue()),
+                 llvm::is_contained(comm.getAxesAttr(), a)});
+        }
+      } else if (auto c = dyn_cast<CostOpInterface>(op)) {
+        Cost cost = getOpCost(c);
+        e.contraction = compile(cost.contractionFlops);
+        e.other = compile(cost.otherFlops);
+        e.bytes = compile(cost.bytes);
+      } else {
+        e.timed = false;
+      }
+      entries.push_back(std::move(e));
+    });
+  }
+
+  /// `e`'s seconds under slot values `v`; NaN when a value does not
+  /// evaluate (the exact path then says why).
+  static double seconds(const Entry &e, const std::vector<double> &v,
+                        const DeviceModel &d) {
+    if (!e.timed)
+      return 0;
+    double runs = 1;
+    auto total = [&](const sym::NumericExpr &x) {
+      double one = x.evaluate(v);
+      if (!e.multiply || one == 0)
+        return one;
+      runs = e.runs.evaluate(v);
+      return one * runs;
+    };
+    if (!e.comm)
+      return d.seconds(total(e.contraction), total(e.other), total(e.bytes));
+    double bytes = total(e.bytes);
+    if (bytes == 0)
+      return 0;
+    runs = e.runs.evaluate(v);
+    double size = 1;
+    for (unsigned axis : e.groupAxes)
+      size *= v[axis];
+    if (std::isnan(size))
+      size = e.groupSize.evaluate(v);
+    bool inNode = true;
+    if (e.hasGrid) {
+      double stride = 1, farthest = 0, block = 1;
+      for (auto [axis, member] : e.gridAxes) {
+        double deg = std::isnan(v[axis]) ? 1 : v[axis];
+        if (member && deg > 1) {
+          farthest += (deg - 1) * stride;
+          block = stride * deg;
+        }
+        stride *= deg;
+      }
+      inNode = farthest < double(d.gpusPerNode) &&
+               int64_t(d.gpusPerNode) % int64_t(block) == 0;
+    }
+    double bandwidth = inNode ? d.linkBytes : d.networkBytes;
+    if (d.ringAllToAll && isa<AllToAllOp>(e.op))
+      bandwidth /= size / 2;
+    return bytes / bandwidth +
+           runs * double(ringSteps(e.op, int64_t(size))) * d.latency;
+  }
+};
+} // namespace
+
 LogicalResult
 mlir::stage::walkRooflineSeconds(Operation *root, const sym::Bindings &b,
                                  const DeviceModel &d,
                                  function_ref<void(Operation *, double)> fn) {
+  if (SymbolicCache *cache = SymbolicCache::active()) {
+    static const char tag = 0;
+    std::shared_ptr<const RooflineProgram> program =
+        memoizeDerived<RooflineProgram>(&tag, root, [&] {
+          return RooflineProgram(root, cache->slots);
+        });
+    std::vector<double> values;
+    cache->slots.fill(b, values);
+    for (const RooflineProgram::Entry &e : program->entries) {
+      double sec = RooflineProgram::seconds(e, values, d);
+      if (!std::isfinite(sec)) {
+        FailureOr<double> exact = getRooflineSeconds(e.op, e.count, b, d);
+        if (failed(exact))
+          return failure();
+        sec = *exact;
+      }
+      fn(e.op, sec);
+    }
+    return success();
+  }
   bool bad = false;
   walkWithCounts(root, [&](Operation *op, const Multiplicity &n) {
     if (bad)

@@ -5,7 +5,11 @@
 
 #include "Stage/Dialect/Stage/IR/StageOps.h"
 
+#include "Stage/Support/NumericExpr.h"
+
 #include <functional>
+#include <memory>
+#include <unordered_map>
 
 namespace mlir::stage {
 
@@ -88,6 +92,13 @@ public:
   llvm::DenseMap<Operation *, Cost> costs;
   llvm::DenseMap<Operation *, sym::Expr> sentBytes;
   llvm::DenseMap<Operation *, PhaseCosts> phaseCosts;
+  /// What other analyses derive from an op or block once, by their tag;
+  /// and from plain values, by a key naming the analysis and the values.
+  llvm::DenseMap<std::pair<const void *, const void *>, std::shared_ptr<void>>
+      derived;
+  std::unordered_map<std::string, std::shared_ptr<void>> derivedByKey;
+  /// The symbols of the expressions compiled while the cache lives.
+  sym::SymbolSlots slots;
 
 private:
   SymbolicCache *previous;
@@ -106,6 +117,35 @@ T memoizeSymbolic(llvm::DenseMap<Operation *, T> SymbolicCache::*cache,
   if (it == map.end())
     it = map.try_emplace(key, compute()).first;
   return it->second;
+}
+
+/// What `compute()` derives from the IR object `from` (an op or a block)
+/// for the analysis `tag` (the address of a static object naming it), kept
+/// while the active SymbolicCache lives and computed afresh without one.
+template <typename T, typename Compute>
+std::shared_ptr<const T> memoizeDerived(const void *tag, const void *from,
+                                        Compute compute) {
+  SymbolicCache *active = SymbolicCache::active();
+  if (!active)
+    return std::make_shared<const T>(compute());
+  std::shared_ptr<void> &slot = active->derived[{tag, from}];
+  if (!slot)
+    slot = std::make_shared<T>(compute());
+  return std::static_pointer_cast<const T>(slot);
+}
+
+/// The same for what is derived from values alone: `key` names the
+/// analysis and every value `compute()` reads.
+template <typename T, typename Compute>
+std::shared_ptr<const T> memoizeByKey(const std::string &key,
+                                      Compute compute) {
+  SymbolicCache *active = SymbolicCache::active();
+  if (!active)
+    return std::make_shared<const T>(compute());
+  std::shared_ptr<void> &slot = active->derivedByKey[key];
+  if (!slot)
+    slot = std::make_shared<T>(compute());
+  return std::static_pointer_cast<const T>(slot);
 }
 
 /// `op.getCost()`, from the active SymbolicCache when there is one.

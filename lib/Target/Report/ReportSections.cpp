@@ -3,6 +3,7 @@
 #include "ReportSections.h"
 
 #include "Stage/Analysis/StepTimes.h"
+#include "Stage/Analysis/CommAnalysis.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -94,6 +95,36 @@ struct FsdpChain {
 };
 } // namespace
 
+namespace {
+/// What phaseTimes reads of each op under a chunk, in the walk's order:
+/// derived from the IR once per chunk while a SymbolicCache lives.
+struct OpRoles {
+  struct Role {
+    Phase phase;
+    bool comm, gather, scatter, reduction;
+    MicrobatchesOp loop;
+    /// The layer stack inside the loop that repeats the op, if any.
+    RepeatOp stack;
+  };
+  std::vector<Role> roles;
+
+  explicit OpRoles(Operation *chunk) {
+    walkWithCounts(chunk, [&](Operation *op, const Multiplicity &) {
+      Role r{getPhase(op), isa<CollectiveOpInterface>(op), false, false,
+             false, op->getParentOfType<MicrobatchesOp>(),
+             op->getParentOfType<RepeatOp>()};
+      r.gather = r.comm && isParameterGather(op);
+      r.scatter = r.comm && !r.gather && isGradientScatter(op);
+      r.reduction = !r.loop && r.comm && op->getParentOp() == chunk &&
+                    isa<AllReduceOp, ReduceScatterOp>(op);
+      if (r.stack && r.loop && r.stack->isProperAncestor(r.loop))
+        r.stack = nullptr;
+      roles.push_back(r);
+    });
+  }
+};
+} // namespace
+
 FailureOr<PhaseTimes>
 mlir::stage::report::phaseTimes(Operation *chunk, const sym::Bindings &b,
                                  const DeviceModel &d) {
@@ -101,39 +132,45 @@ mlir::stage::report::phaseTimes(Operation *chunk, const sym::Bindings &b,
   // The forward and backward regions' passes under ZeRO-3's prefetch.
   FsdpChain chains[2];
   double loopRuns = 1;
+  static const char tag = 0;
+  std::shared_ptr<const OpRoles> roles =
+      memoizeDerived<OpRoles>(&tag, chunk, [&] { return OpRoles(chunk); });
+  size_t next = 0;
+  // A loop's or stack's count, evaluated once per call.
+  llvm::DenseMap<Operation *, int64_t> counts;
+  auto countOf = [&](Operation *op, const sym::Expr &n) {
+    auto [it, added] = counts.try_emplace(op, 1);
+    if (added)
+      if (sym::Result<int64_t> v = n.evaluate(b))
+        it->second = std::max<int64_t>(*v, 1);
+    return it->second;
+  };
   // An op's roofline time over all its executions: exact unless a decode
   // step's op turns from compute- to memory-bound as its context grows.
   if (failed(walkRooflineSeconds(chunk, b, d, [&](Operation *op, double sec) {
-        Phase phase = getPhase(op);
-        bool comm = isa<CollectiveOpInterface>(op);
-        (comm ? t.comm : t.compute)[unsigned(phase)] += sec;
-        auto loop = op->getParentOfType<MicrobatchesOp>();
-        bool gather = comm && isParameterGather(op);
-        bool scatter = comm && !gather && isGradientScatter(op);
-        if (loop && (gather || scatter))
+        const OpRoles::Role &r = roles->roles[next++];
+        Phase phase = r.phase;
+        (r.comm ? t.comm : t.compute)[unsigned(phase)] += sec;
+        if (r.loop && (r.gather || r.scatter))
           t.zero3[unsigned(phase)] += sec;
-        if (!loop && comm && op->getParentOp() == chunk &&
-            isa<AllReduceOp, ReduceScatterOp>(op))
+        if (r.reduction)
           t.reductions += sec;
-        if (!loop || (phase != Phase::Forward && phase != Phase::Backward &&
-                      phase != Phase::Recompute))
+        if (!r.loop || (phase != Phase::Forward && phase != Phase::Backward &&
+                        phase != Phase::Recompute))
           return;
         // One execution: the op's seconds over its micro-batches and
         // layer stack iterations.
-        if (sym::Result<int64_t> n = loop.getCount().getValue().evaluate(b))
-          loopRuns = double(std::max<int64_t>(*n, 1));
-        auto stack = op->getParentOfType<RepeatOp>();
-        int64_t iterations = 1;
-        if (stack && stack->isProperAncestor(loop))
-          stack = nullptr;
-        if (stack)
-          if (sym::Result<int64_t> n = stack.getCount().getValue().evaluate(b))
-            iterations = std::max<int64_t>(*n, 1);
+        // (Op handles are values: copies call the non-const accessors.)
+        MicrobatchesOp loop = r.loop;
+        RepeatOp stack = r.stack;
+        loopRuns = double(countOf(loop, loop.getCount().getValue()));
+        int64_t iterations =
+            stack ? countOf(stack, stack.getCount().getValue()) : 1;
         double once = sec / loopRuns / double(iterations);
         chains[phase == Phase::Forward ? 0 : 1].items.push_back(
-            {gather    ? FsdpChain::Gather
-             : scatter ? FsdpChain::Scatter
-                       : FsdpChain::Work,
+            {r.gather    ? FsdpChain::Gather
+             : r.scatter ? FsdpChain::Scatter
+                         : FsdpChain::Work,
              once, stack, iterations});
       })))
     return failure();
@@ -144,4 +181,3 @@ mlir::stage::report::phaseTimes(Operation *chunk, const sym::Bindings &b,
   }
   return t;
 }
-
