@@ -3,8 +3,8 @@
 #include "Stage/Analysis/MemoryAnalysis.h"
 
 #include "Stage/Analysis/BackwardSplit.h"
-#include "Stage/Analysis/StepTimes.h"
 #include "Stage/Analysis/CostAnalysis.h"
+#include "Stage/Analysis/StepTimes.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -105,9 +105,8 @@ struct BlockLiveness {
 FailureOr<sym::Rational>
 WorkingSet::peak(Block &block, const llvm::DenseSet<Value> &excluded) {
   static const char tag = 0;
-  std::shared_ptr<const BlockLiveness> liveness =
-      memoizeDerived<BlockLiveness>(
-          &tag, &block, [&] { return BlockLiveness(block, excluded); });
+  std::shared_ptr<const BlockLiveness> liveness = memoizeDerived<BlockLiveness>(
+      &tag, &block, [&] { return BlockLiveness(block, excluded); });
   auto sum = [&](ArrayRef<Value> values) -> FailureOr<sym::Rational> {
     sym::Rational total(0);
     for (Value r : values) {

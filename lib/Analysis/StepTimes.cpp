@@ -161,9 +161,8 @@ struct RooflineProgram {
                 op, comm.getGridAttr())) {
           e.hasGrid = true;
           for (Attribute a : llvm::reverse(grid.getAxes()))
-            e.gridAxes.push_back(
-                {slots.slot(cast<StringAttr>(a).getValue()),
-                 llvm::is_contained(comm.getAxesAttr(), a)});
+            e.gridAxes.push_back({slots.slot(cast<StringAttr>(a).getValue()),
+                                  llvm::is_contained(comm.getAxesAttr(), a)});
         }
       } else if (auto c = dyn_cast<CostOpInterface>(op)) {
         Cost cost = getOpCost(c);
@@ -232,9 +231,8 @@ mlir::stage::walkRooflineSeconds(Operation *root, const sym::Bindings &b,
   if (SymbolicCache *cache = SymbolicCache::active()) {
     static const char tag = 0;
     std::shared_ptr<const RooflineProgram> program =
-        memoizeDerived<RooflineProgram>(&tag, root, [&] {
-          return RooflineProgram(root, cache->slots);
-        });
+        memoizeDerived<RooflineProgram>(
+            &tag, root, [&] { return RooflineProgram(root, cache->slots); });
     std::vector<double> values;
     cache->slots.fill(b, values);
     for (const RooflineProgram::Entry &e : program->entries) {

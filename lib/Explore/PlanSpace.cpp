@@ -2,6 +2,7 @@
 
 #include "Stage/Explore/PlanSpace.h"
 
+#include <functional>
 #include <sstream>
 
 using namespace mlir::stage::explore;
@@ -18,8 +19,8 @@ bool Constraint::holds(int64_t x) const {
   return false;
 }
 
-static const char *const kFields[] = {"dp", "tp", "pp", "cp",  "ep",
-                                      "M",  "v",  "zero"};
+static const char *const kFields[] = {"dp", "tp", "pp",   "cp", "ep",
+                                      "M",  "v",  "zero", "B"};
 
 std::optional<std::vector<Constraint>>
 mlir::stage::explore::parseConstraints(const std::string &text,
@@ -36,7 +37,7 @@ mlir::stage::explore::parseConstraints(const std::string &text,
     if (at == std::string::npos || at == 0 || !known) {
       error = "constraint '" + word +
               "': expected FIELD OP NUMBER, FIELD one of dp tp pp cp ep M v "
-              "zero, OP one of <= < >= > = !=";
+              "zero B, OP one of <= < >= > = !=";
       return std::nullopt;
     }
     static const std::pair<const char *, Constraint::Op> ops[] = {
@@ -59,7 +60,7 @@ mlir::stage::explore::parseConstraints(const std::string &text,
     if (!digits) {
       error = "constraint '" + word +
               "': expected FIELD OP NUMBER, FIELD one of dp tp pp cp ep M v "
-              "zero, OP one of <= < >= > = !=";
+              "zero B, OP one of <= < >= > = !=";
       return std::nullopt;
     }
     out.push_back({field, *op, std::stoll(number)});
@@ -75,10 +76,19 @@ int64_t Plan::field(const std::string &name) const {
   if (name == "ep") return ep;
   if (name == "M") return microBatches;
   if (name == "v") return virtualStages;
+  if (name == "B")
+    return batch;
   return zero;
 }
 
 std::string Plan::options() const {
+  if (serving)
+    return "dp=" + std::to_string(dp) + " tp=" + std::to_string(tp) +
+           " pp=" + std::to_string(pp) + " cp=" + std::to_string(cp) +
+           " ep=" + std::to_string(ep) +
+           " micro-batches=" + std::to_string(microBatches) +
+           " sp=" + (sp ? "1" : "0") +
+           " decode-tokens=" + std::to_string(decodeTokens);
   std::string s = "dp=" + std::to_string(dp) + " tp=" + std::to_string(tp) +
                   " pp=" + std::to_string(pp) + " cp=" + std::to_string(cp) +
                   " ep=" + std::to_string(ep) +
@@ -140,13 +150,57 @@ static std::string scheduleProblem(const ModelLimits &m, const Plan &p) {
   return "";
 }
 
+/// Serving plans: every batch up to the model's (powers of two and the
+/// model's own) that dp x ep x M divides, M pipelined over pp (1 without a
+/// pipeline), sp where tp splits the prefill's sequence.
+static void
+enumerateServingPlans(const ModelLimits &m, const SpaceOptions &o, int64_t pp,
+                      int64_t tp, int64_t cp, int64_t ep, int64_t dp,
+                      const std::function<bool(const Plan &)> &allowed,
+                      PlanSpace &space) {
+  std::vector<int64_t> batches;
+  for (int64_t b = 1; b < m.batch; b *= 2)
+    batches.push_back(b);
+  batches.push_back(m.batch);
+  for (int64_t batch : batches) {
+    if (batch % (dp * ep)) {
+      ++space.excluded["batch: dp x ep does not divide it"];
+      continue;
+    }
+    std::vector<int64_t> counts = {1};
+    if (pp > 1)
+      counts = divisors(batch / (dp * ep));
+    for (int64_t M : counts)
+      for (bool sp : {false, true}) {
+        if (sp && tp == 1)
+          continue;
+        if (sp && m.seq % (tp * cp)) {
+          ++space.excluded["sp: tp x cp does not divide the sequence"];
+          continue;
+        }
+        Plan p;
+        p.serving = true;
+        p.dp = dp, p.tp = tp, p.pp = pp, p.cp = cp, p.ep = ep;
+        p.microBatches = M;
+        p.sp = sp;
+        p.batch = batch;
+        p.decodeTokens = o.decodeTokens;
+        if (!allowed(p)) {
+          ++space.excluded["constraints"];
+          continue;
+        }
+        space.plans.push_back(std::move(p));
+      }
+  }
+}
+
 PlanSpace mlir::stage::explore::enumeratePlans(const ModelLimits &m,
                                                const SpaceOptions &o) {
   PlanSpace space;
   int64_t n = o.gpus;
   if (n < 1)
     return space;
-  auto allowed = [&](const Plan &p) {
+  std::function<bool(const Plan &)> allowed = [&](const Plan &p) {
     for (const Constraint &c : o.constraints)
       if (!c.holds(p.field(c.field)))
         return false;
@@ -160,6 +214,16 @@ PlanSpace mlir::stage::explore::enumeratePlans(const ModelLimits &m,
           if (std::string why = degreeProblem(m, tp, pp, cp, ep, dp);
               !why.empty()) {
             ++space.excluded["degrees: " + why];
+            continue;
+          }
+          if (o.serving && cp > 1) {
+            // cp splits a prompt's positions; a decode step has one.
+            ++space.excluded["serving: cp splits the prefill only, and every "
+                             "request decodes"];
+            continue;
+          }
+          if (o.serving) {
+            enumerateServingPlans(m, o, pp, tp, cp, ep, dp, allowed, space);
             continue;
           }
           std::vector<std::pair<std::string, int64_t>> schedules = {

@@ -5,6 +5,7 @@
 #include "Stage/Analysis/CostAnalysis.h"
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageOps.h"
+#include "Stage/Transforms/InferPipeline.h"
 #include "Stage/Transforms/TrainPipeline.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -58,6 +59,11 @@ ModelLimits mlir::stage::explore::getModelLimits(ModuleOp model,
 /// folds M away, so a shape compiles with more than one where it can (its
 /// step evaluates at M = 1 as the M = 1 step does).
 static std::string getShapeKey(const Plan &p, const ModelLimits &m) {
+  if (p.serving)
+    return "serve pp=" + std::to_string(p.pp) + " sp=" + std::to_string(p.sp) +
+           " split=" + std::to_string(p.dp > 1) + std::to_string(p.tp > 1) +
+           std::to_string(p.cp > 1) + std::to_string(p.ep > 1) +
+           " kv-replicated=" + std::to_string(p.tp > m.kvHeads);
   return "pp=" + std::to_string(p.pp) + " schedule=" + p.schedule +
          " v=" + std::to_string(p.virtualStages) +
          " zero=" + std::to_string(p.zero) + " recompute=" + p.recompute +
@@ -111,15 +117,27 @@ mlir::stage::explore::compilePlan(ModuleOp model, const SearchRequest &r,
   if (failed(b))
     return failure();
   OwningOpRef<ModuleOp> step = model.clone();
-  setModuleBindings(*step, withRequest(*b, r));
-  std::unique_ptr<TrainPipelineOptions> o =
-      TrainPipelineOptions::createFromString(plan.options());
-  if (!o)
-    return model.emitError("stage-train options '") << plan.options() << "'";
+  sym::Bindings bindings = withRequest(*b, r);
+  if (plan.serving && plan.batch)
+    bindings["B"] = plan.batch;
+  setModuleBindings(*step, bindings);
   PassManager pm(model.getContext());
-  if (failed(buildTrainPipeline(
-          pm, *o, [&](const Twine &msg) { return model.emitError(msg); })))
-    return failure();
+  auto error = [&](const Twine &msg) { return model.emitError(msg); };
+  if (plan.serving) {
+    std::unique_ptr<InferPipelineOptions> o =
+        InferPipelineOptions::createFromString(plan.options());
+    if (!o)
+      return model.emitError("stage-infer options '") << plan.options() << "'";
+    if (failed(buildInferPipeline(pm, *o, error)))
+      return failure();
+  } else {
+    std::unique_ptr<TrainPipelineOptions> o =
+        TrainPipelineOptions::createFromString(plan.options());
+    if (!o)
+      return model.emitError("stage-train options '") << plan.options() << "'";
+    if (failed(buildTrainPipeline(pm, *o, error)))
+      return failure();
+  }
   if (failed(pm.run(*step)))
     return failure();
   return step;
@@ -170,6 +188,8 @@ struct ShapeOutcome {
   std::map<std::string, int64_t> excluded;
   int64_t evaluated = 0, statesOver = 0, activationsOver = 0;
   int64_t smallestPeakOver = 0;
+  int64_t overLatency = 0;
+  double smallestTpotOver = 0;
   double compileSeconds = 0, evaluateSeconds = 0;
 };
 } // namespace
@@ -186,7 +206,8 @@ static void searchShape(ModuleOp model, const SearchRequest &r,
     FirstError error;
     const Plan *representative =
         *llvm::max_element(members, [](const Plan *a, const Plan *b) {
-          return a->microBatches < b->microBatches;
+          return std::make_pair(a->microBatches, a->batch) <
+                 std::make_pair(b->microBatches, b->batch);
         });
     step = compilePlan(model, r, *representative);
     why = error.message;
@@ -204,6 +225,8 @@ static void searchShape(ModuleOp model, const SearchRequest &r,
     sym::Bindings b = *stepBindings;
     b["dp"] = p->dp, b["tp"] = p->tp, b["cp"] = p->cp, b["ep"] = p->ep;
     b["pp"] = p->pp, b["M"] = p->microBatches;
+    if (p->serving)
+      b["B"] = p->batch;
     FailureOr<report::StepEstimate> e;
     {
       FirstError error;
@@ -226,6 +249,19 @@ static void searchShape(ModuleOp model, const SearchRequest &r,
     Candidate c;
     c.plan = *p;
     c.estimate = *e;
+    if (e->serving) {
+      if (r.maxTpotSeconds > 0 && e->tpotSeconds > r.maxTpotSeconds) {
+        ++out.overLatency;
+        if (!out.smallestTpotOver || e->tpotSeconds < out.smallestTpotOver)
+          out.smallestTpotOver = e->tpotSeconds;
+        continue;
+      }
+      if (e->tpotSeconds > 0)
+        c.tokensPerSecondPerGpu =
+            double(p->batch) / e->tpotSeconds / double(r.gpus);
+      out.ranked.push_back(std::move(c));
+      continue;
+    }
     double gpuSeconds = e->iterationSeconds * double(r.gpus);
     if (gpuSeconds > 0) {
       c.mfu = 3 * e->forwardFlops / (gpuSeconds * r.device.matmulFlops);
@@ -246,12 +282,15 @@ FailureOr<SearchResult> mlir::stage::explore::searchPlans(
   bool trainable = false;
   model.walk([&](func::FuncOp) { trainable = true; });
   if (!trainable)
-    return model.emitError("the model has no function to train");
+    return model.emitError("the model has no function to ")
+           << (r.serving ? "serve" : "train");
 
   SpaceOptions so;
   so.gpus = r.gpus;
   so.constraints = r.constraints;
   so.maxVirtualStages = r.maxVirtualStages;
+  so.serving = r.serving;
+  so.decodeTokens = r.decodeTokens;
   ModelLimits limits = getModelLimits(model, bindings);
   PlanSpace space = enumeratePlans(limits, so);
   SearchResult result;
@@ -261,7 +300,7 @@ FailureOr<SearchResult> mlir::stage::explore::searchPlans(
   ErrorRouting routing(model.getContext());
   // Plans whose model states cannot fit are ruled out before compiling.
   std::optional<StatesBound> bound;
-  if (!space.plans.empty())
+  if (!space.plans.empty() && !r.serving)
     bound = getStatesBound(model, r);
 
   // Shapes in the order their first plan was enumerated (deterministic).
@@ -317,6 +356,10 @@ FailureOr<SearchResult> mlir::stage::explore::searchPlans(
     result.evaluated += o.evaluated;
     result.statesOver += o.statesOver;
     result.activationsOver += o.activationsOver;
+    result.overLatency += o.overLatency;
+    if (o.smallestTpotOver && (!result.smallestTpotOver ||
+                               o.smallestTpotOver < result.smallestTpotOver))
+      result.smallestTpotOver = o.smallestTpotOver;
     if (o.smallestPeakOver && (!result.smallestPeakOver ||
                                o.smallestPeakOver < result.smallestPeakOver))
       result.smallestPeakOver = o.smallestPeakOver;
@@ -325,11 +368,20 @@ FailureOr<SearchResult> mlir::stage::explore::searchPlans(
     std::move(o.ranked.begin(), o.ranked.end(),
               std::back_inserter(result.ranked));
   }
+  // Training: the shortest iteration first; serving: the most decode
+  // tokens per second per GPU (under the latency bound), then the shortest
+  // time per output token.
   std::stable_sort(
       result.ranked.begin(), result.ranked.end(),
       [](const Candidate &a, const Candidate &b) {
-        if (a.estimate.iterationSeconds != b.estimate.iterationSeconds)
+        if (a.estimate.serving) {
+          if (a.tokensPerSecondPerGpu != b.tokensPerSecondPerGpu)
+            return a.tokensPerSecondPerGpu > b.tokensPerSecondPerGpu;
+          if (a.estimate.tpotSeconds != b.estimate.tpotSeconds)
+            return a.estimate.tpotSeconds < b.estimate.tpotSeconds;
+        } else if (a.estimate.iterationSeconds != b.estimate.iterationSeconds) {
           return a.estimate.iterationSeconds < b.estimate.iterationSeconds;
+        }
         return a.estimate.peakBytes < b.estimate.peakBytes;
       });
   return result;

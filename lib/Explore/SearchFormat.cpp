@@ -41,6 +41,13 @@ std::string seconds(double s) {
   return fixed(s * 1e6, 1) + " us";
 }
 
+/// The time a plan is drawn at: the iteration, or a serving plan's time
+/// per output token.
+double chartSeconds(const Candidate &c) {
+  return c.estimate.serving ? c.estimate.tpotSeconds
+                            : c.estimate.iterationSeconds;
+}
+
 size_t shown(const SearchResult &r, const SearchTitle &t) {
   return std::min<size_t>(r.ranked.size(), size_t(std::max<int64_t>(t.top, 0)));
 }
@@ -75,8 +82,12 @@ std::string mlir::stage::explore::describeSearch(const SearchResult &r,
   std::string s;
   llvm::raw_string_ostream os(s);
   os << t.model << " on " << t.gpus << " GPUs (" << t.device.name << ", "
-     << gib(t.device.memoryCapacity) << "), batch " << t.batch << " x sequence "
-     << t.seq << ".\n";
+     << gib(t.device.memoryCapacity) << "), ";
+  if (t.serving)
+    os << "serving: up to " << t.batch << " requests of " << t.seq
+       << " prompt tokens, " << t.decodeTokens << " decoded each.\n";
+  else
+    os << "batch " << t.batch << " x sequence " << t.seq << ".\n";
   int64_t excluded = 0;
   for (const auto &[why, n] : r.excluded)
     excluded += n;
@@ -88,6 +99,10 @@ std::string mlir::stage::explore::describeSearch(const SearchResult &r,
        << " with their activations; the smallest such peak is "
        << gib(double(r.smallestPeakOver)) << ")";
   os << ".\n";
+  if (r.overLatency)
+    os << r.overLatency << " more fit but exceed the time per output token of "
+       << seconds(t.maxTpotSeconds) << " (the shortest such is "
+       << seconds(r.smallestTpotOver) << ").\n";
   if (r.statesBoundOver)
     os << r.statesBoundOver
        << " more do not fit by a lower bound of their model states (at least "
@@ -109,11 +124,20 @@ std::string mlir::stage::explore::describeSearch(const SearchResult &r,
 
 std::vector<size_t>
 mlir::stage::explore::getParetoFront(const SearchResult &r) {
-  // r.ranked is by time (then memory): a plan is on the front when it is
-  // smaller than every faster one.
+  // By time, then memory: a plan is on the front when it is smaller than
+  // every faster one.
+  std::vector<size_t> order(r.ranked.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const Candidate &x = r.ranked[a], &y = r.ranked[b];
+    if (chartSeconds(x) != chartSeconds(y))
+      return chartSeconds(x) < chartSeconds(y);
+    return x.estimate.peakBytes < y.estimate.peakBytes;
+  });
   std::vector<size_t> front;
   int64_t smallest = INT64_MAX;
-  for (size_t i = 0; i < r.ranked.size(); ++i)
+  for (size_t i : order)
     if (r.ranked[i].estimate.peakBytes < smallest) {
       smallest = r.ranked[i].estimate.peakBytes;
       front.push_back(i);
@@ -127,6 +151,19 @@ void mlir::stage::explore::printSearchMarkdown(const SearchResult &r,
   os << "# Plan search\n\n" << describeSearch(r, t) << "\n";
   if (r.ranked.empty())
     return;
+  if (t.serving) {
+    os << "| # | plan (--stage-infer) | requests | peak memory | TTFT | TPOT "
+          "| decode tokens/s per GPU |\n|---:|---|---:|---:|---:|---:|---:|\n";
+    for (size_t i = 0, e = shown(r, t); i < e; ++i) {
+      const Candidate &c = r.ranked[i];
+      os << "| " << i + 1 << " | `" << c.plan.options() << "` | "
+         << c.plan.batch << " | " << gib(double(c.estimate.peakBytes)) << " | "
+         << seconds(c.estimate.ttftSeconds) << " | "
+         << seconds(c.estimate.tpotSeconds) << " | "
+         << int64_t(std::llround(c.tokensPerSecondPerGpu)) << " |\n";
+    }
+    return;
+  }
   os << "| # | plan (--stage-train) | peak memory | iteration | MFU | "
         "tokens/s per GPU |\n|---:|---|---:|---:|---:|---:|\n";
   for (size_t i = 0, e = shown(r, t); i < e; ++i) {
@@ -140,7 +177,7 @@ void mlir::stage::explore::printSearchMarkdown(const SearchResult &r,
 
 static llvm::json::Object toJson(const Candidate &c, const SearchTitle &t) {
   const Plan &p = c.plan;
-  return llvm::json::Object{
+  llvm::json::Object o{
       {"plan", p.options()},
       {"gpus", t.gpus},
       {"peak_memory_bytes", c.estimate.peakBytes},
@@ -161,6 +198,16 @@ static llvm::json::Object toJson(const Candidate &c, const SearchTitle &t) {
       {"recompute", p.recompute},
       {"sp", p.sp},
   };
+  if (!p.serving)
+    return o;
+  for (const char *training :
+       {"mfu", "schedule", "virtual_stages", "zero", "recompute"})
+    o.erase(training);
+  o["batch"] = p.batch;
+  o["decode_tokens"] = p.decodeTokens;
+  o["ttft_seconds"] = c.estimate.ttftSeconds;
+  o["tpot_seconds"] = c.estimate.tpotSeconds;
+  return o;
 }
 
 void mlir::stage::explore::printSearchJson(const SearchResult &r,
@@ -175,6 +222,19 @@ void mlir::stage::explore::printSearchJson(const SearchResult &r,
 void mlir::stage::explore::printSearchCsv(const SearchResult &r,
                                           const SearchTitle &t,
                                           llvm::raw_ostream &os) {
+  if (t.serving) {
+    os << "rank,plan,gpus,batch,peak_memory_bytes,ttft_seconds,tpot_seconds,"
+          "tokens_per_second_per_gpu\n";
+    for (size_t i = 0, e = shown(r, t); i < e; ++i) {
+      const Candidate &c = r.ranked[i];
+      os << i + 1 << ",\"" << c.plan.options() << "\"," << t.gpus << ","
+         << c.plan.batch << "," << c.estimate.peakBytes << ","
+         << llvm::format("%.9g", c.estimate.ttftSeconds) << ","
+         << llvm::format("%.9g", c.estimate.tpotSeconds) << ","
+         << int64_t(std::llround(c.tokensPerSecondPerGpu)) << "\n";
+    }
+    return;
+  }
   os << "rank,plan,gpus,peak_memory_bytes,iteration_seconds,mfu,"
         "tokens_per_second_per_gpu\n";
   for (size_t i = 0, e = shown(r, t); i < e; ++i) {
@@ -195,7 +255,7 @@ static void paretoChart(const SearchResult &r, const SearchTitle &t,
                bottom = 50;
   double tMax = 0, mMax = t.device.memoryCapacity;
   for (const Candidate &c : r.ranked) {
-    tMax = std::max(tMax, c.estimate.iterationSeconds);
+    tMax = std::max(tMax, chartSeconds(c));
     mMax = std::max(mMax, double(c.estimate.peakBytes));
   }
   if (tMax <= 0)
@@ -219,7 +279,8 @@ static void paretoChart(const SearchResult &r, const SearchTitle &t,
        << "\" text-anchor=\"end\">" << escape(gib(b)) << "</text>\n";
   }
   os << "<text x=\"" << (left + width) / 2 << "\" y=\"" << height - 8
-     << "\" text-anchor=\"middle\">iteration time</text>\n"
+     << "\" text-anchor=\"middle\">"
+     << (t.serving ? "time per output token" : "iteration time") << "</text>\n"
      << "<text x=\"14\" y=\"" << (top + height) / 2
      << "\" transform=\"rotate(-90 14 " << (top + height) / 2
      << ")\" text-anchor=\"middle\">peak memory per GPU</text>\n";
@@ -231,20 +292,19 @@ static void paretoChart(const SearchResult &r, const SearchTitle &t,
      << "\" text-anchor=\"end\" fill=\"#b00\">" << escape(t.device.name)
      << " memory</text>\n";
   for (const Candidate &c : r.ranked)
-    os << "<circle cx=\"" << fixed(x(c.estimate.iterationSeconds), 1)
-       << "\" cy=\"" << fixed(y(double(c.estimate.peakBytes)), 1)
+    os << "<circle cx=\"" << fixed(x(chartSeconds(c)), 1) << "\" cy=\""
+       << fixed(y(double(c.estimate.peakBytes)), 1)
        << "\" r=\"2\" fill=\"#8ab\"><title>" << escape(c.plan.options())
        << "</title></circle>\n";
   std::vector<size_t> front = getParetoFront(r);
   os << "<polyline fill=\"none\" stroke=\"#d60\" points=\"";
   for (size_t i : front)
-    os << fixed(x(r.ranked[i].estimate.iterationSeconds), 1) << ","
+    os << fixed(x(chartSeconds(r.ranked[i])), 1) << ","
        << fixed(y(double(r.ranked[i].estimate.peakBytes)), 1) << " ";
   os << "\"/>\n";
   for (size_t i : front) {
     const Candidate &c = r.ranked[i];
-    double cx = x(c.estimate.iterationSeconds),
-           cy = y(double(c.estimate.peakBytes));
+    double cx = x(chartSeconds(c)), cy = y(double(c.estimate.peakBytes));
     os << "<circle class=\"pareto\" cx=\"" << fixed(cx, 1) << "\" cy=\""
        << fixed(cy, 1) << "\" r=\"4\" fill=\"#d60\"><title>"
        << escape(c.plan.options())
@@ -276,10 +336,31 @@ void mlir::stage::explore::printSearchHtml(const SearchResult &r,
     os << "</body>\n</html>\n";
     return;
   }
-  os << "<h2>Every plan that fits: iteration time against peak memory</h2>\n"
+  os << "<h2>Every plan that fits: "
+     << (t.serving ? "time per output token" : "iteration time")
+     << " against peak memory</h2>\n"
      << "<p>The Pareto front (no plan is both faster and smaller) is joined "
         "and labelled; hover a dot for its plan.</p>\n";
   paretoChart(r, t, os);
+  if (t.serving) {
+    os << "<h2>The " << shown(r, t)
+       << " with the most decode tokens/s per GPU</h2>\n<table>\n<tr>"
+       << "<th>#</th><th>plan (--stage-infer)</th><th>requests</th>"
+       << "<th>peak memory</th><th>TTFT</th><th>TPOT</th>"
+       << "<th>decode tokens/s per GPU</th></tr>\n";
+    for (size_t i = 0, e = shown(r, t); i < e; ++i) {
+      const Candidate &c = r.ranked[i];
+      os << "<tr><td class=\"n\">" << i + 1 << "</td><td><code>"
+         << escape(c.plan.options()) << "</code></td><td class=\"n\">"
+         << c.plan.batch << "</td><td class=\"n\">"
+         << gib(double(c.estimate.peakBytes)) << "</td><td class=\"n\">"
+         << seconds(c.estimate.ttftSeconds) << "</td><td class=\"n\">"
+         << seconds(c.estimate.tpotSeconds) << "</td><td class=\"n\">"
+         << int64_t(std::llround(c.tokensPerSecondPerGpu)) << "</td></tr>\n";
+    }
+    os << "</table>\n</body>\n</html>\n";
+    return;
+  }
   os << "<h2>The " << shown(r, t) << " fastest</h2>\n<table>\n<tr><th>#</th>"
      << "<th>plan (--stage-train)</th><th>peak memory</th><th>iteration</th>"
      << "<th>MFU</th><th>tokens/s per GPU</th></tr>\n";

@@ -4,9 +4,11 @@
 //       [--network=FILE.json] [--global-batch=B]
 //       [--seq=S] [--top=K] [--constraints="tp<=8 pp>=2"]
 //       [--format=md|json|csv|html] [-o FILE] [--emit-best=DIR]
+//       [--mode=train|infer] [--decode-tokens=N] [--max-tpot=MS]
 //
 // Every plan of the model on exactly N GPUs, compiled once per shape and
-// evaluated with the report's memory and time (docs/Explore.md).
+// evaluated with the report's memory and time (docs/Explore.md); training
+// plans by iteration time, serving plans by decode tokens/s per GPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +32,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 
 #include <chrono>
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::stage;
@@ -67,10 +70,24 @@ static cl::opt<int64_t>
         cl::init(0), cl::cat(category));
 static cl::opt<int64_t> top("top", cl::desc("Plans to print"), cl::init(10),
                             cl::cat(category));
+static cl::opt<std::string>
+    mode("mode",
+         cl::desc("train (default): training plans by iteration time; infer: "
+                  "serving plans by decode tokens/s per GPU"),
+         cl::init("train"), cl::cat(category));
+static cl::opt<int64_t> decodeTokens(
+    "decode-tokens",
+    cl::desc("--mode=infer: tokens each request decodes (default 128)"),
+    cl::init(128), cl::cat(category));
+static cl::opt<double> maxTpot(
+    "max-tpot",
+    cl::desc("--mode=infer: the longest time per output token allowed, in "
+             "milliseconds (0: no bound)"),
+    cl::init(0), cl::cat(category));
 static cl::opt<std::string> constraints(
     "constraints",
     cl::desc("Bounds on the plans, as \"tp<=8 pp>=2 zero!=3 M=16\" (fields "
-             "dp tp pp cp ep M v zero)"),
+             "dp tp pp cp ep M v zero B)"),
     cl::cat(category));
 static cl::opt<std::string> format("format",
                                    cl::desc("md (default), json, csv or html"),
@@ -115,8 +132,17 @@ int main(int argc, char **argv) {
     return fail("--top=K needs K at least 1");
   if (format != "md" && format != "json" && format != "csv" && format != "html")
     return fail("--format=" + format + ": expected md, json, csv or html");
+  if (mode != "train" && mode != "infer")
+    return fail("--mode=" + mode + ": expected train or infer");
+  if (decodeTokens < 1)
+    return fail("--decode-tokens=N needs N at least 1");
+  if (maxTpot < 0 || !std::isfinite(maxTpot))
+    return fail("--max-tpot needs a time in milliseconds, 0 or more");
   explore::SearchRequest request;
   request.gpus = gpus;
+  request.serving = mode == "infer";
+  request.decodeTokens = decodeTokens;
+  request.maxTpotSeconds = maxTpot / 1e3;
   request.threads = jobs;
   std::optional<DeviceModel> device = getDevicePreset(deviceName);
   if (!device)
@@ -187,6 +213,9 @@ int main(int argc, char **argv) {
   title.gpus = gpus;
   title.device = request.device;
   title.top = top;
+  title.serving = request.serving;
+  title.decodeTokens = request.decodeTokens;
+  title.maxTpotSeconds = request.maxTpotSeconds;
   FailureOr<sym::Bindings> b = getModuleBindings(*model);
   title.batch =
       request.batch ? *request.batch : (b->count("B") ? b->at("B") : 1);
@@ -204,6 +233,16 @@ int main(int argc, char **argv) {
     return fail("no plan of " + title.model + " runs on " +
                 std::to_string(gpus) + " GPUs" +
                 (why.empty() ? std::string() : ": " + why));
+  }
+  if (result->ranked.empty() && result->overLatency) {
+    char ms[32];
+    snprintf(ms, sizeof(ms), "%.3f", result->smallestTpotOver * 1e3);
+    return fail("no serving plan of " + title.model + " on " +
+                std::to_string(gpus) + " GPUs meets --max-tpot=" +
+                std::to_string(maxTpot.getValue()).substr(0, 8) +
+                " ms: the shortest time per output token of the " +
+                std::to_string(result->overLatency) + " plans that fit is " +
+                ms + " ms");
   }
   if (result->ranked.empty()) {
     int64_t smallest = result->smallestPeakOver ? result->smallestPeakOver

@@ -20,8 +20,8 @@ Expr parse(const char *text) {
 
 TEST(NumericExpr, AgreesWithExactEvaluation) {
   SymbolSlots slots;
-  const char *texts[] = {"2*B*S*D/tp", "B*S/(M*dp) + H*Dh", "S^2*H/(3*tp)",
-                         "7", "(H + 2*KV)*Dh - D/cp"};
+  const char *texts[] = {"2*B*S*D/tp", "B*S/(M*dp) + H*Dh", "S^2*H/(3*tp)", "7",
+                         "(H + 2*KV)*Dh - D/cp"};
   Bindings b{{"B", 512}, {"S", 4096}, {"D", 8192}, {"tp", 8}, {"M", 16},
              {"dp", 4},  {"H", 64},   {"Dh", 128}, {"KV", 8}, {"cp", 2}};
   std::vector<double> values;

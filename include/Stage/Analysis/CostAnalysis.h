@@ -137,8 +137,7 @@ std::shared_ptr<const T> memoizeDerived(const void *tag, const void *from,
 /// The same for what is derived from values alone: `key` names the
 /// analysis and every value `compute()` reads.
 template <typename T, typename Compute>
-std::shared_ptr<const T> memoizeByKey(const std::string &key,
-                                      Compute compute) {
+std::shared_ptr<const T> memoizeByKey(const std::string &key, Compute compute) {
   SymbolicCache *active = SymbolicCache::active();
   if (!active)
     return std::make_shared<const T>(compute());

@@ -32,7 +32,7 @@ struct ModelLimits {
 
 /// One bound on a plan's field: `tp<=8`, `pp=4`, `zero>=1`.
 struct Constraint {
-  std::string field; // dp tp pp cp ep M v zero
+  std::string field; // dp tp pp cp ep M v zero B
   enum Op { LE, LT, GE, GT, EQ, NE } op;
   int64_t value;
   bool holds(int64_t x) const;
@@ -49,7 +49,13 @@ struct Plan {
   int zero = 0;
   std::string recompute = "none";
   bool sp = false;
-  /// The plan as stage-train's options, every one spelled out.
+  /// A serving plan (stage-infer): `batch` requests in flight, each
+  /// decoding `decodeTokens` tokens; schedule, ZeRO and recomputation do
+  /// not apply.
+  bool serving = false;
+  int64_t batch = 0, decodeTokens = 0;
+  /// The plan as stage-train's (stage-infer's) options, every one spelled
+  /// out.
   std::string options() const;
   int64_t field(const std::string &name) const;
 };
@@ -59,6 +65,11 @@ struct SpaceOptions {
   std::vector<Constraint> constraints;
   /// Largest number of chunks per rank of the interleaved schedule.
   int64_t maxVirtualStages = 4;
+  /// Serving plans instead of training ones: the batch (requests in
+  /// flight) ranges over the powers of two up to the model's and the
+  /// model's itself; each request decodes `decodeTokens` tokens.
+  bool serving = false;
+  int64_t decodeTokens = 128;
 };
 
 struct PlanSpace {
@@ -67,7 +78,9 @@ struct PlanSpace {
   std::map<std::string, int64_t> excluded;
 };
 
-/// Every valid plan for exactly `o.gpus` GPUs, in a deterministic order.
+/// Every valid plan for exactly `o.gpus` GPUs, in a deterministic order:
+/// training plans, or serving plans (degrees, micro-batches pipelined over
+/// pp, sp, batch) under `o.serving`.
 PlanSpace enumeratePlans(const ModelLimits &model, const SpaceOptions &o);
 
 } // namespace mlir::stage::explore

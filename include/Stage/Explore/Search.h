@@ -32,13 +32,22 @@ struct SearchRequest {
   int64_t maxVirtualStages = 4;
   /// Shapes compiled and evaluated at once (0: one per core).
   unsigned threads = 0;
+  /// Serving plans (stage-infer) instead of training ones: each request
+  /// decodes `decodeTokens` tokens, and plans whose time per output token
+  /// exceeds `maxTpotSeconds` (when positive) are left out.
+  bool serving = false;
+  int64_t decodeTokens = 128;
+  double maxTpotSeconds = 0;
 };
 
 struct Candidate {
   Plan plan;
   report::StepEstimate estimate;
-  /// Model FLOPs (3x the forward's) over the iteration and the GPUs' peak.
+  /// Model FLOPs (3x the forward's) over the iteration and the GPUs' peak
+  /// (training).
   double mfu = 0;
+  /// Training: tokens (B S) per second of iteration per GPU; serving:
+  /// decode tokens per second per GPU (B over the time per output token).
   double tokensPerSecondPerGpu = 0;
 };
 
@@ -60,6 +69,10 @@ struct SearchResult {
   int64_t statesBoundOver = 0, smallestBoundOver = 0;
   int64_t statesOver = 0, activationsOver = 0;
   int64_t smallestPeakOver = 0;
+  /// Serving plans that fit but exceed the time-per-output-token bound, and
+  /// the shortest such time.
+  int64_t overLatency = 0;
+  double smallestTpotOver = 0;
   /// Summed over the threads: per core.
   double compileSeconds = 0, evaluateSeconds = 0;
 };

@@ -17,13 +17,19 @@ struct SearchTitle {
   int64_t batch = 1, seq = 1;
   int64_t top = 10;
   double wallSeconds = 0;
+  /// A serving search: the requests decode `decodeTokens` tokens each, at
+  /// most `maxTpotSeconds` per token (0: no bound).
+  bool serving = false;
+  int64_t decodeTokens = 0;
+  double maxTpotSeconds = 0;
 };
 
 /// The search in a few lines: what was enumerated, compiled, evaluated,
 /// left out and why, and the evaluation rate.
 std::string describeSearch(const SearchResult &r, const SearchTitle &t);
-/// The plans on the Pareto front of iteration time and peak memory (no
-/// other plan is faster and smaller), as indices into `r.ranked`.
+/// The plans on the Pareto front of time (the iteration, or a serving
+/// plan's time per output token) and peak memory (no other plan is faster
+/// and smaller), as indices into `r.ranked`, fastest first.
 std::vector<size_t> getParetoFront(const SearchResult &r);
 
 /// The summary, then the top plans as a table.

@@ -2,8 +2,8 @@
 
 #include "ReportSections.h"
 
-#include "Stage/Analysis/StepTimes.h"
 #include "Stage/Analysis/CommAnalysis.h"
+#include "Stage/Analysis/StepTimes.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -110,8 +110,12 @@ struct OpRoles {
 
   explicit OpRoles(Operation *chunk) {
     walkWithCounts(chunk, [&](Operation *op, const Multiplicity &) {
-      Role r{getPhase(op), isa<CollectiveOpInterface>(op), false, false,
-             false, op->getParentOfType<MicrobatchesOp>(),
+      Role r{getPhase(op),
+             isa<CollectiveOpInterface>(op),
+             false,
+             false,
+             false,
+             op->getParentOfType<MicrobatchesOp>(),
              op->getParentOfType<RepeatOp>()};
       r.gather = r.comm && isParameterGather(op);
       r.scatter = r.comm && !r.gather && isGradientScatter(op);

@@ -50,8 +50,8 @@ int64_t largestFitting(func::FuncOp fn, const sym::Bindings &b,
 } // namespace
 
 LogicalResult mlir::stage::report::buildServingReports(
-    func::FuncOp fn, const sym::Bindings &b, const DeviceModel &device,
-    Report &report) {
+    func::FuncOp fn, const sym::Bindings &b, bool numbersOnly,
+    const DeviceModel &device, Report &report) {
   StepStructure step = getStepStructure(fn);
   FailureOr<std::vector<StageMemory>> memory = analyzeMemory(fn, b);
   if (failed(memory))
@@ -77,10 +77,14 @@ LogicalResult mlir::stage::report::buildServingReports(
   // The largest batch and context that fit: requests come in multiples of
   // the groups times the ranks that split them, prompts in multiples of cp.
   int64_t batchUnit = *M * job.degree("dp") * job.degree("ep");
-  int64_t maxBatch =
-      largestFitting(fn, b, "B", batchUnit, device.memoryCapacity);
-  int64_t maxPrompt =
-      largestFitting(fn, b, "S", job.degree("cp"), device.memoryCapacity);
+  // (A search reads the peak and times only: the largest batch and context
+  // that fit take dozens of memory walks.)
+  int64_t maxBatch = numbersOnly ? 0
+                                 : largestFitting(fn, b, "B", batchUnit,
+                                                  device.memoryCapacity);
+  int64_t maxPrompt = numbersOnly ? 0
+                                  : largestFitting(fn, b, "S", job.degree("cp"),
+                                                   device.memoryCapacity);
 
   PhaseCosts jobCosts;
   std::vector<double> prefillGroup, decodeGroupStep;

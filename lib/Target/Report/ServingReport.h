@@ -15,7 +15,8 @@ namespace mlir::stage::report {
 /// job, FLOPs per generated token, time to first token, time per output
 /// token and tokens/s per GPU.
 LogicalResult buildServingReports(func::FuncOp fn, const sym::Bindings &b,
-                                  const DeviceModel &device, Report &report);
+                                  bool numbersOnly, const DeviceModel &device,
+                                  Report &report);
 
 } // namespace mlir::stage::report
 

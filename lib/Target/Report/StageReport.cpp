@@ -112,8 +112,8 @@ LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
     SmallVector<Operation *> chunkOps(cls.chunks.begin(), cls.chunks.end());
     SectionBuilder f(fn, b, "flops", "FLOPs per rank and iteration");
     static const char classCostsTag = 0;
-    std::shared_ptr<const PhaseCosts> total = memoizeDerived<PhaseCosts>(
-        &classCostsTag, chunkOps.front(), [&] {
+    std::shared_ptr<const PhaseCosts> total =
+        memoizeDerived<PhaseCosts>(&classCostsTag, chunkOps.front(), [&] {
           PhaseCosts sum;
           for (Operation *chunk : chunkOps) {
             PhaseCosts pc = getPhaseCosts(chunk);
@@ -278,21 +278,21 @@ LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
   std::string all = "the whole job (all " + std::to_string(job.gpus) + " GPUs)";
   // Every rank of every stage: the classes' costs times their ranks (the
   // same sum for every plan of a shape: a search derives it once).
-  std::string jobKey = "job costs " +
-                       std::to_string(reinterpret_cast<uintptr_t>(
-                           fn.getOperation())) +
-                       " " + ranksPerStage.str();
+  std::string jobKey =
+      "job costs " +
+      std::to_string(reinterpret_cast<uintptr_t>(fn.getOperation())) + " " +
+      ranksPerStage.str();
   std::shared_ptr<const PhaseCosts> jobCostsHeld =
       memoizeByKey<PhaseCosts>(jobKey, [&] {
-    PhaseCosts sum;
-    for (const std::shared_ptr<const PhaseCosts> &c : classCosts) {
-      for (unsigned i = 0; i < kNumPhases; ++i)
-        sum.phases[i] += c->phases[i].scaled(ranksPerStage);
-      sum.attentionKernelRecomputeFlops +=
-          ranksPerStage * c->attentionKernelRecomputeFlops;
-    }
-    return sum;
-  });
+        PhaseCosts sum;
+        for (const std::shared_ptr<const PhaseCosts> &c : classCosts) {
+          for (unsigned i = 0; i < kNumPhases; ++i)
+            sum.phases[i] += c->phases[i].scaled(ranksPerStage);
+          sum.attentionKernelRecomputeFlops +=
+              ranksPerStage * c->attentionKernelRecomputeFlops;
+        }
+        return sum;
+      });
   const PhaseCosts &jobCosts = *jobCostsHeld;
   SectionBuilder jf(fn, b, "job_flops", "FLOPs per iteration, " + all);
   if (numbersOnly)

@@ -17,9 +17,11 @@ mlir::stage::report::estimateStep(ModuleOp module, const sym::Bindings &b,
   FailureOr<Report> r = buildReport(module, b, request);
   if (failed(r))
     return failure();
-  if (!r->job || r->job->serving || r->stages.empty())
-    return module.emitError("expected a partitioned training step");
+  if (!r->job || r->stages.empty())
+    return module.emitError("expected a partitioned training step or "
+                            "serving program");
   StepEstimate e;
+  e.serving = r->job->serving;
   for (const StageReport &s : r->stages) {
     int64_t peak =
         s.find("memory")->find("peak")->value.ceilToInt64().value_or(INT64_MAX);
@@ -27,8 +29,9 @@ mlir::stage::report::estimateStep(ModuleOp module, const sym::Bindings &b,
       e.peakBytes = peak;
       e.peakStage = s.stage;
       const Section *memory = s.find("memory");
-      e.modelStatesBytes =
-          memory->find("model_states")->value.ceilToInt64().value_or(INT64_MAX);
+      const Quantity *states =
+          memory->find(e.serving ? "weights" : "model_states");
+      e.modelStatesBytes = states->value.ceilToInt64().value_or(INT64_MAX);
       auto bytes = [&](StringRef key) {
         const Quantity *q = memory->find(key);
         return q ? q->value.toDouble() : 0.0;
@@ -39,8 +42,18 @@ mlir::stage::report::estimateStep(ModuleOp module, const sym::Bindings &b,
       e.parameters = bytes("parameters");
     }
   }
-  e.iterationSeconds =
-      r->findTotal("job_time")->find("iteration")->value.toDouble();
+  const Section *time = r->findTotal("job_time");
+  auto seconds = [&](StringRef key) {
+    const Quantity *q = time ? time->find(key) : nullptr;
+    return q ? q->value.toDouble() : 0.0;
+  };
+  if (e.serving) {
+    e.ttftSeconds = seconds("ttft");
+    e.tpotSeconds = seconds("tpot");
+    e.iterationSeconds = seconds("total");
+    return e;
+  }
+  e.iterationSeconds = seconds("iteration");
   e.forwardFlops = r->findTotal("job_flops")->find("forward")->value.toDouble();
   if (b.count("B") && b.count("S"))
     e.tokens = double(b.at("B")) * double(b.at("S"));

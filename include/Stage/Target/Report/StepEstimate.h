@@ -27,16 +27,21 @@ struct StepEstimate {
   /// moments; and the parameters (weight elements) it holds.
   double weightBytes = 0, gradientBytes = 0, optimizerBytes = 0;
   double parameters = 0;
-  /// The report's iteration (schedule + reductions + optimizer), seconds.
+  /// The report's iteration (schedule + reductions + optimizer), seconds;
+  /// for a serving program, the prefill and every decode step.
   double iterationSeconds = 0;
+  /// A serving program's time to first token and time per output token.
+  bool serving = false;
+  double ttftSeconds = 0, tpotSeconds = 0;
   /// The whole job's forward FLOPs per iteration (3x of it is the model
   /// FLOPs of MFU) and tokens per iteration (B S).
   double forwardFlops = 0;
   double tokens = 0;
 };
 
-/// The estimate of the partitioned training step of `module` under `b` on
-/// `device`; errors (a size that does not evaluate) go to the diagnostic
+/// The estimate of the partitioned training step or serving program of
+/// `module` under `b` on `device` (a serving program's model states are
+/// its weights); errors (a size that does not evaluate) go to the diagnostic
 /// engine at the op concerned.
 FailureOr<StepEstimate> estimateStep(ModuleOp module, const sym::Bindings &b,
                                      const DeviceModel &device);
