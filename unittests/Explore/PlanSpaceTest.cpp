@@ -109,7 +109,7 @@ TEST(PlanSpace, ConstraintsBoundEveryField) {
     EXPECT_FALSE(parseConstraints(bad, error).has_value()) << bad;
     EXPECT_EQ(error, std::string("constraint '") + bad +
                          "': expected FIELD OP NUMBER, FIELD one of dp tp pp "
-                         "cp ep M v zero, OP one of <= < >= > = !=");
+                         "cp ep M v zero B, OP one of <= < >= > = !=");
   }
 }
 
@@ -121,6 +121,33 @@ TEST(PlanSpace, OptionsSpellEveryField) {
   EXPECT_EQ(p.options(),
             "dp=2 tp=8 pp=8 cp=1 ep=1 micro-batches=16 schedule=interleaved "
             "virtual-stages=2 zero=1 recompute=selective sp=1");
+}
+
+TEST(PlanSpace, ServingPlansRangeOverTheBatch) {
+  SpaceOptions o;
+  o.gpus = 4;
+  o.serving = true;
+  o.decodeTokens = 32;
+  ModelLimits m = tinyDense();
+  m.batch = 12; // powers of two below it, then 12 itself
+  PlanSpace s = enumeratePlans(m, o);
+  ASSERT_FALSE(s.plans.empty());
+  std::set<int64_t> batches;
+  std::set<std::pair<std::string, int64_t>> seen;
+  for (const Plan &p : s.plans) {
+    EXPECT_TRUE(p.serving);
+    EXPECT_EQ(p.dp * p.tp * p.pp * p.cp * p.ep, 4) << p.options();
+    EXPECT_EQ(p.cp, 1) << "every request decodes: " << p.options();
+    EXPECT_EQ(p.batch % (p.dp * p.ep * p.microBatches), 0) << p.options();
+    if (p.pp == 1)
+      EXPECT_EQ(p.microBatches, 1) << p.options();
+    EXPECT_EQ(p.options().find("schedule"), std::string::npos);
+    EXPECT_NE(p.options().find("decode-tokens=32"), std::string::npos);
+    EXPECT_TRUE(seen.insert({p.options(), p.batch}).second) << p.options();
+    batches.insert(p.batch);
+  }
+  EXPECT_EQ(batches, (std::set<int64_t>{1, 2, 4, 8, 12}));
+  EXPECT_GT(s.excluded.at("batch: dp x ep does not divide it"), 0);
 }
 
 } // namespace
