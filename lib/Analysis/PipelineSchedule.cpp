@@ -475,23 +475,34 @@ replay(const ScheduleShape &s,
   if (int64_t(orders.size()) != pp)
     return std::nullopt;
   // End times of the finished forwards and input gradients (a whole
-  // backward counts as its input gradient), keyed by (chunk, micro-batch).
-  std::map<std::pair<int64_t, int64_t>, double> forwards, inputs;
+  // backward counts as its input gradient) by chunk and micro-batch, -1
+  // while not done.
+  int64_t chunks = 0, microbatches = 0;
+  size_t remaining = 0;
+  for (auto &o : orders) {
+    remaining += o.size();
+    for (const PipelineStep &st : o) {
+      chunks = std::max(chunks, st.chunk + 1);
+      microbatches = std::max(microbatches, st.microbatch + 1);
+    }
+  }
+  std::vector<double> forwards(size_t(chunks * microbatches), -1.0),
+      inputs(forwards.size(), -1.0);
+  auto slot = [&](int64_t c, int64_t m) {
+    return size_t(c * microbatches + m);
+  };
   std::vector<size_t> next(pp, 0);
   std::vector<double> free(pp, 0.0);
   Timeline timeline(pp);
-  size_t remaining = 0;
-  for (auto &o : orders)
-    remaining += o.size();
+  for (int64_t p = 0; p < pp; ++p)
+    timeline[p].reserve(orders[p].size());
   // When step `st` of stage p can start (its inputs' end), if they are done.
   auto readyAt = [&](const PipelineStep &st) -> std::optional<double> {
     double ready = 0;
-    auto need = [&](const std::map<std::pair<int64_t, int64_t>, double> &m,
-                    int64_t c) {
-      auto it = m.find({c, st.microbatch});
-      if (it == m.end())
+    auto need = [&](const std::vector<double> &ends, int64_t c) {
+      if (c < 0 || c >= chunks || ends[slot(c, st.microbatch)] < 0)
         return false;
-      ready = std::max(ready, it->second);
+      ready = std::max(ready, ends[slot(c, st.microbatch)]);
       return true;
     };
     ChunkChain chain = getChunkChain(s, st.chunk);
@@ -543,9 +554,9 @@ replay(const ScheduleShape &s,
         const PipelineStep &st = orders[p][next[p]];
         double end = start + length(st);
         if (st.kind == StepKind::Forward)
-          forwards[{st.chunk, st.microbatch}] = end;
+          forwards[slot(st.chunk, st.microbatch)] = end;
         else if (st.kind != StepKind::WeightGrad)
-          inputs[{st.chunk, st.microbatch}] = end;
+          inputs[slot(st.chunk, st.microbatch)] = end;
         timeline[p].push_back({st, start, end});
         start = end;
         ++next[p];

@@ -126,6 +126,7 @@ struct RooflineProgram {
   struct Entry {
     Operation *op;
     Multiplicity count;
+    Phase phase;
     /// Per execution when `multiply` (no level sums over a step), else the
     /// total; the executions.
     sym::NumericExpr contraction, other, bytes, runs;
@@ -145,12 +146,21 @@ struct RooflineProgram {
 
   RooflineProgram(Operation *root, sym::SymbolSlots &slots) {
     walkWithCounts(root, [&](Operation *op, const Multiplicity &n) {
-      Entry e{op, n};
+      Entry e{op, n, getPhase(op)};
       e.multiply = n.isProduct();
       e.runs = sym::NumericExpr(n.count(), slots);
       auto compile = [&](const sym::Expr &perRun) {
         return sym::NumericExpr(e.multiply ? perRun : n.of(perRun), slots);
       };
+      // FLOPs as the phase costs count them (a collective's reduction
+      // arithmetic too); time from the kernel or from the traffic.
+      auto c = dyn_cast<CostOpInterface>(op);
+      if (c) {
+        Cost cost = getOpCost(c);
+        e.contraction = compile(cost.contractionFlops);
+        e.other = compile(cost.otherFlops);
+        e.bytes = compile(cost.bytes);
+      }
       if (auto comm = dyn_cast<CollectiveOpInterface>(op)) {
         e.comm = comm;
         e.bytes = compile(getSentBytes(comm));
@@ -164,16 +174,26 @@ struct RooflineProgram {
             e.gridAxes.push_back({slots.slot(cast<StringAttr>(a).getValue()),
                                   llvm::is_contained(comm.getAxesAttr(), a)});
         }
-      } else if (auto c = dyn_cast<CostOpInterface>(op)) {
-        Cost cost = getOpCost(c);
-        e.contraction = compile(cost.contractionFlops);
-        e.other = compile(cost.otherFlops);
-        e.bytes = compile(cost.bytes);
-      } else {
+      } else if (!c) {
         e.timed = false;
       }
       entries.push_back(std::move(e));
     });
+  }
+
+  /// The program of `root`, compiled once per cache.
+  static std::shared_ptr<const RooflineProgram> of(Operation *root,
+                                                   SymbolicCache &cache) {
+    static const char tag = 0;
+    return memoizeDerived<RooflineProgram>(
+        &tag, root, [&] { return RooflineProgram(root, cache.slots); });
+  }
+
+  /// `x` over all of `e`'s executions under slot values `v`.
+  static double total(const Entry &e, const sym::NumericExpr &x,
+                      const std::vector<double> &v) {
+    double one = x.evaluate(v);
+    return e.multiply && one != 0 ? one * e.runs.evaluate(v) : one;
   }
 
   /// `e`'s seconds under slot values `v`; NaN when a value does not
@@ -182,20 +202,13 @@ struct RooflineProgram {
                         const DeviceModel &d) {
     if (!e.timed)
       return 0;
-    double runs = 1;
-    auto total = [&](const sym::NumericExpr &x) {
-      double one = x.evaluate(v);
-      if (!e.multiply || one == 0)
-        return one;
-      runs = e.runs.evaluate(v);
-      return one * runs;
-    };
     if (!e.comm)
-      return d.seconds(total(e.contraction), total(e.other), total(e.bytes));
-    double bytes = total(e.bytes);
+      return d.seconds(total(e, e.contraction, v), total(e, e.other, v),
+                       total(e, e.bytes, v));
+    double bytes = total(e, e.bytes, v);
     if (bytes == 0)
       return 0;
-    runs = e.runs.evaluate(v);
+    double runs = e.runs.evaluate(v);
     double size = 1;
     for (unsigned axis : e.groupAxes)
       size *= v[axis];
@@ -229,10 +242,8 @@ mlir::stage::walkRooflineSeconds(Operation *root, const sym::Bindings &b,
                                  const DeviceModel &d,
                                  function_ref<void(Operation *, double)> fn) {
   if (SymbolicCache *cache = SymbolicCache::active()) {
-    static const char tag = 0;
     std::shared_ptr<const RooflineProgram> program =
-        memoizeDerived<RooflineProgram>(
-            &tag, root, [&] { return RooflineProgram(root, cache->slots); });
+        RooflineProgram::of(root, *cache);
     std::vector<double> values;
     cache->slots.fill(b, values);
     for (const RooflineProgram::Entry &e : program->entries) {
@@ -258,6 +269,28 @@ mlir::stage::walkRooflineSeconds(Operation *root, const sym::Bindings &b,
       fn(op, *sec);
   });
   return failure(bad);
+}
+
+FailureOr<double> mlir::stage::getPhaseFlops(Operation *root, Phase phase,
+                                             const sym::Bindings &b) {
+  if (SymbolicCache *cache = SymbolicCache::active()) {
+    std::shared_ptr<const RooflineProgram> program =
+        RooflineProgram::of(root, *cache);
+    std::vector<double> values;
+    cache->slots.fill(b, values);
+    double flops = 0;
+    for (const RooflineProgram::Entry &e : program->entries)
+      if (e.phase == phase)
+        flops += RooflineProgram::total(e, e.contraction, values) +
+                 RooflineProgram::total(e, e.other, values);
+    if (std::isfinite(flops))
+      return flops;
+  }
+  sym::Expr exact = getPhaseCosts(root).of(phase).flops();
+  sym::Result<sym::Rational> v = exact.evaluateRational(b);
+  if (!v)
+    return root->emitError("FLOPs: ") << v.error();
+  return v->toDouble();
 }
 
 FailureOr<std::vector<StepWeights>>

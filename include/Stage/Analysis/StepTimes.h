@@ -31,6 +31,12 @@ LogicalResult walkRooflineSeconds(Operation *root, const sym::Bindings &b,
                                   const DeviceModel &d,
                                   function_ref<void(Operation *, double)> fn);
 
+/// The FLOPs of `root`'s ops of `phase` over all their executions under
+/// `b` (the phase costs' FLOPs, evaluated numerically while a SymbolicCache
+/// lives); errors at `root` when they do not evaluate.
+FailureOr<double> getPhaseFlops(Operation *root, Phase phase,
+                                const sym::Bindings &b);
+
 /// Per chunk (virtual stage), the seconds of one micro-batch's forward,
 /// input-gradient and weight-gradient steps on `d` (recomputation runs with
 /// the input gradient; BackwardSplit.h says which op is which).

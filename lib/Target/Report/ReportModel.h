@@ -133,6 +133,10 @@ struct Report {
   std::vector<StageReport> stages;
   std::optional<PipelineReport> pipeline;
   std::vector<std::string> warnings;
+  /// A numbers-only training report's job forward FLOPs per iteration
+  /// (evaluated in floating point; the full report has them exactly in
+  /// the job_flops section).
+  double jobForwardFlops = 0;
   const Section *findTotal(StringRef key) const;
 };
 

@@ -67,7 +67,7 @@ LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
   std::vector<double> forwardStep(chunks, 0.0), backwardStep(chunks, 0.0);
   double slowestOptimizer = 0, slowestReductions = 0;
   OverlapKinds overlap = getOverlap(fn->getParentOfType<ModuleOp>());
-  std::vector<std::shared_ptr<const PhaseCosts>> classCosts;
+  PhaseCosts jobCosts;
   std::vector<CommVolume> jobTraffic;
   for (auto [cls, mem] : llvm::zip(step.classes, *memory)) {
     StageReport sr;
@@ -111,22 +111,31 @@ LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
 
     SmallVector<Operation *> chunkOps(cls.chunks.begin(), cls.chunks.end());
     SectionBuilder f(fn, b, "flops", "FLOPs per rank and iteration");
-    static const char classCostsTag = 0;
-    std::shared_ptr<const PhaseCosts> total =
-        memoizeDerived<PhaseCosts>(&classCostsTag, chunkOps.front(), [&] {
-          PhaseCosts sum;
-          for (Operation *chunk : chunkOps) {
-            PhaseCosts pc = getPhaseCosts(chunk);
-            for (unsigned i = 0; i < kNumPhases; ++i)
-              sum.phases[i] += pc.phases[i];
-            sum.attentionKernelRecomputeFlops +=
-                pc.attentionKernelRecomputeFlops;
-          }
-          return sum;
-        });
-    if (!numbersOnly)
-      addFlopRows(f, *total, sym::Expr(1));
-    classCosts.push_back(total);
+    if (numbersOnly) {
+      // Only the job's forward FLOPs (for MFU), numerically.
+      sym::Result<sym::Rational> ranks = ranksPerStage.evaluateRational(b);
+      if (!ranks)
+        return fn.emitError("ranks per stage: ") << ranks.error();
+      for (Operation *chunk : chunkOps) {
+        FailureOr<double> flops = getPhaseFlops(chunk, Phase::Forward, b);
+        if (failed(flops))
+          return failure();
+        report.jobForwardFlops += ranks->toDouble() * *flops;
+      }
+    } else {
+      PhaseCosts total;
+      for (Operation *chunk : chunkOps) {
+        PhaseCosts pc = getPhaseCosts(chunk);
+        for (unsigned i = 0; i < kNumPhases; ++i)
+          total.phases[i] += pc.phases[i];
+        total.attentionKernelRecomputeFlops += pc.attentionKernelRecomputeFlops;
+      }
+      addFlopRows(f, total, sym::Expr(1));
+      for (unsigned i = 0; i < kNumPhases; ++i)
+        jobCosts.phases[i] += total.phases[i].scaled(ranksPerStage);
+      jobCosts.attentionKernelRecomputeFlops +=
+          ranksPerStage * total.attentionKernelRecomputeFlops;
+    }
 
     SectionBuilder c(fn, b, "communication",
                      "Communication per rank and iteration (message bytes)");
@@ -276,29 +285,8 @@ LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
 
   // The whole job: every rank of every stage.
   std::string all = "the whole job (all " + std::to_string(job.gpus) + " GPUs)";
-  // Every rank of every stage: the classes' costs times their ranks (the
-  // same sum for every plan of a shape: a search derives it once).
-  std::string jobKey =
-      "job costs " +
-      std::to_string(reinterpret_cast<uintptr_t>(fn.getOperation())) + " " +
-      ranksPerStage.str();
-  std::shared_ptr<const PhaseCosts> jobCostsHeld =
-      memoizeByKey<PhaseCosts>(jobKey, [&] {
-        PhaseCosts sum;
-        for (const std::shared_ptr<const PhaseCosts> &c : classCosts) {
-          for (unsigned i = 0; i < kNumPhases; ++i)
-            sum.phases[i] += c->phases[i].scaled(ranksPerStage);
-          sum.attentionKernelRecomputeFlops +=
-              ranksPerStage * c->attentionKernelRecomputeFlops;
-        }
-        return sum;
-      });
-  const PhaseCosts &jobCosts = *jobCostsHeld;
   SectionBuilder jf(fn, b, "job_flops", "FLOPs per iteration, " + all);
-  if (numbersOnly)
-    jf.add(getPhaseName(Phase::Forward), "forward FLOPs", "FLOP",
-           jobCosts.of(Phase::Forward).flops());
-  else
+  if (!numbersOnly)
     addFlopRows(jf, jobCosts, sym::Expr(1));
   SectionBuilder jt(fn, b, "job_traffic",
                     "Bytes sent per iteration, " + all + ", ring algorithms");

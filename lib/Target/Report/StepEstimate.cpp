@@ -54,7 +54,7 @@ mlir::stage::report::estimateStep(ModuleOp module, const sym::Bindings &b,
     return e;
   }
   e.iterationSeconds = seconds("iteration");
-  e.forwardFlops = r->findTotal("job_flops")->find("forward")->value.toDouble();
+  e.forwardFlops = r->jobForwardFlops;
   if (b.count("B") && b.count("S"))
     e.tokens = double(b.at("B")) * double(b.at("S"));
   return e;
