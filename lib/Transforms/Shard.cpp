@@ -366,9 +366,11 @@ LogicalResult Planner::planBlock(Block &block) {
 static LogicalResult checkLocalShapes(ModuleOp module,
                                       const ShardingRules &rules) {
   const sym::Bindings &b = rules.getPlan().bindings;
+  // Types and shardings are uniqued: each pair is checked once.
+  llvm::DenseSet<std::pair<Type, Attribute>> whole;
   auto check = [&](Operation *op, Type type, ShardingAttr s) -> LogicalResult {
     auto t = dyn_cast<SymTensorType>(type);
-    if (!t || !s)
+    if (!t || !s || !whole.insert({type, s}).second)
       return success();
     for (unsigned d = 0; d < t.getRank(); ++d) {
       sym::Expr split = s.getSplitFactor(d);
