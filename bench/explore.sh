@@ -4,9 +4,10 @@
 #  (a) its time model against ASTRA-sim: a dozen plans on 8 to 32 GPUs
 #      (bench/explore_vs_astra_sim.py), each ratio and the rank correlation;
 #  (b) its speed: whole-process time and peak memory (/usr/bin/time -v) of
-#      stage-explore on Llama-3-8B on 64 GPUs, GPT-3 175B on 1024 GPUs and
-#      Llama-3.1-405B on 16384 GPUs, with the plans per second the tool
-#      prints (takes hours on 2 cores: bench/README.md).
+#      stage-explore on Llama-3-8B on 64 GPUs, Llama-3-70B serving on 64
+#      GPUs, GPT-3 175B on 1024 GPUs and Llama-3.1-405B on 16384 GPUs, with
+#      the plans per second the tool prints (the last two take tens of
+#      minutes on 2 cores: bench/README.md).
 #
 #   bench/explore.sh [WORK_DIR]     (default: bench/out-explore)
 #
@@ -43,5 +44,6 @@ search() {
     "$(( $(sed -n 's/.*Maximum resident set size (kbytes): //p' "$work/$name.time") / 1024 ))"
 }
 search llama3-8b-64gpu llama-3-8b 512 4096 --gpus=64
+search llama3-70b-serve-64gpu llama-3-70b 256 2048 --gpus=64 --mode=infer --max-tpot=50
 search gpt3-175b-1024gpu gpt3-175b 1536 2048 --gpus=1024 --device-memory=80GB
 search llama3.1-405b-16384gpu llama-3.1-405b 2048 8192 --gpus=16384

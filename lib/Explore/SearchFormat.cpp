@@ -118,7 +118,14 @@ std::string mlir::stage::explore::describeSearch(const SearchResult &r,
   os << "Compiled " << r.shapes << " shapes in " << fixed(r.compileSeconds, 2)
      << " s, evaluated " << r.evaluated << " plans in "
      << fixed(r.evaluateSeconds, 2) << " s (" << int64_t(std::llround(rate))
-     << " plans/s); " << fixed(t.wallSeconds, 2) << " s in all.\n";
+     << " plans/s";
+  // Each shape's first plan also derives what its later plans reuse.
+  int64_t later = r.evaluated - r.shapes;
+  double laterSeconds = r.evaluateSeconds - r.firstPlanSeconds;
+  if (later > 0 && laterSeconds > 0)
+    os << "; " << int64_t(std::llround(double(later) / laterSeconds))
+       << " plans/s after each shape's first";
+  os << "); " << fixed(t.wallSeconds, 2) << " s in all.\n";
   return s;
 }
 

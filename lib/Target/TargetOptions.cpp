@@ -6,6 +6,7 @@
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
 #include "Stage/Dialect/Stage/IR/StageOps.h"
+#include "Stage/Support/JsonLimits.h"
 
 #include "mlir/IR/AttrTypeSubElements.h"
 #include "llvm/ADT/StringExtras.h"
@@ -262,7 +263,7 @@ std::string mlir::stage::applyNetworkFile(StringRef path, DeviceModel &d) {
   if (!buffer)
     return "--network=" + path.str() + ": " + buffer.getError().message();
   llvm::Expected<llvm::json::Value> json =
-      llvm::json::parse((*buffer)->getBuffer());
+      sym::parseJsonWithinLimits((*buffer)->getBuffer());
   if (!json)
     return "--network=" + path.str() + ": " + llvm::toString(json.takeError());
   const llvm::json::Object *o = json->getAsObject();

@@ -4,6 +4,7 @@
 
 #include "Stage/Analysis/Bindings.h"
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
+#include "Stage/Support/JsonLimits.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/JSON.h"
@@ -159,7 +160,8 @@ LogicalResult mlir::stage::loadRules(ModuleOp module, StringRef path,
   if (!buf)
     return emitOptionError(module)
            << "rules=" << path << ": cannot read the file";
-  llvm::Expected<llvm::json::Value> parsed = llvm::json::parse((*buf)->getBuffer());
+  llvm::Expected<llvm::json::Value> parsed =
+      sym::parseJsonWithinLimits((*buf)->getBuffer());
   if (!parsed)
     return emitOptionError(module)
            << "rules=" << path << ": " << llvm::toString(parsed.takeError());

@@ -75,6 +75,9 @@ struct SearchResult {
   double smallestTpotOver = 0;
   /// Summed over the threads: per core.
   double compileSeconds = 0, evaluateSeconds = 0;
+  /// Of the evaluation, that of each shape's first plan, which also derives
+  /// what the shape's later plans reuse (docs/Explore.md).
+  double firstPlanSeconds = 0;
 };
 
 /// What the model's sizes allow (heads, FFN widths, vocabulary, experts,

@@ -5,6 +5,8 @@
 #include "TraceReader.h"
 #include "TraceSet.h"
 
+#include "Stage/Support/JsonLimits.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -44,7 +46,8 @@ std::map<int64_t, std::vector<int64_t>> readGroups(const std::string &path) {
   auto buf = llvm::MemoryBuffer::getFile(path);
   if (!buf)
     return groups;
-  llvm::Expected<llvm::json::Value> v = llvm::json::parse((*buf)->getBuffer());
+  llvm::Expected<llvm::json::Value> v =
+      sym::parseJsonWithinLimits((*buf)->getBuffer());
   if (!v) {
     llvm::consumeError(v.takeError());
     return groups;

@@ -4,6 +4,8 @@
 
 #include "TraceReader.h"
 
+#include "Stage/Support/JsonLimits.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -167,7 +169,8 @@ void loadGroups(const std::string &path, int64_t n, TraceSet &set,
     errors.add("cannot read " + path + ": " + buf.getError().message());
     return;
   }
-  llvm::Expected<llvm::json::Value> json = llvm::json::parse((*buf)->getBuffer());
+  llvm::Expected<llvm::json::Value> json =
+      sym::parseJsonWithinLimits((*buf)->getBuffer());
   if (!json) {
     errors.add(path + ": malformed JSON: " + llvm::toString(json.takeError()));
     return;
