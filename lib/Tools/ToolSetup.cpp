@@ -5,6 +5,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/PrettyStackTrace.h"
 
 using namespace mlir;
 
@@ -25,4 +26,11 @@ void mlir::stage::setDiagnosticDefaults() {
   auto it = options.find("mlir-print-op-on-diagnostic");
   if (it != options.end())
     static_cast<llvm::cl::opt<bool> *>(it->second)->setInitialValue(false);
+}
+
+void mlir::stage::setBugReportMessage() {
+  llvm::setBugReportMsg(
+      "PLEASE report this crash as a stage bug (not an LLVM one), with the "
+      "command line and the input files: an input that crashes stage is a "
+      "stage bug even when the input is wrong.\n");
 }

@@ -121,6 +121,7 @@ static std::string getModelName(ModuleOp m) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  mlir::stage::setBugReportMessage();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv, "stage-explore: the best parallelization plans of a model\n");

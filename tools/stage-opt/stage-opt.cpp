@@ -10,6 +10,7 @@ void registerTestShardingRulesPass();
 } // namespace mlir::stage::test
 
 int main(int argc, char **argv) {
+  mlir::stage::setBugReportMessage();
   mlir::stage::hideLibraryOptions();
   mlir::DialectRegistry registry;
   mlir::stage::registerAllDialects(registry);

@@ -14,12 +14,14 @@
 #include "Stage/Target/ChakraVerify/Show.h"
 #include "Stage/Target/ChakraVerify/Timeline.h"
 #include "Stage/Target/ChakraVerify/Verifier.h"
+#include "Stage/Tools/ToolSetup.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+
 #include "llvm/Support/raw_ostream.h"
 
 namespace cl = llvm::cl;
@@ -65,6 +67,7 @@ static cl::alias jobsShort("j", cl::desc("Alias for --jobs"),
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  mlir::stage::setBugReportMessage();
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "stage-trace: check Chakra execution trace sets\n");

@@ -8,6 +8,7 @@
 #include "llvm/Support/CommandLine.h"
 
 int main(int argc, char **argv) {
+  mlir::stage::setBugReportMessage();
   mlir::stage::hideLibraryOptions();
   // `--threads=N` (trace encoding threads) is also an LLVM option name:
   // read its value here; LLVM's parser accepts the flag itself.

@@ -17,6 +17,11 @@ void hideLibraryOptions();
 /// `--mlir-print-op-on-diagnostic` turns it back on.
 void setDiagnosticDefaults();
 
+/// A crash (an internal error, a signal) ends with stage's request for a
+/// bug report instead of LLVM's "submit a bug report to llvm-project": the
+/// bug is most likely ours. Call it first in `main`.
+void setBugReportMessage();
+
 } // namespace mlir::stage
 
 #endif // STAGE_TOOLS_TOOLSETUP_H

@@ -7,7 +7,9 @@
 #include "Workload.h"
 #include "WorkloadCheck.h"
 
+#include "Stage/Analysis/CostAnalysis.h"
 #include "Stage/Analysis/DeviceModel.h"
+#include "Stage/Analysis/RankClasses.h"
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
 #include "Stage/Dialect/Stage/IR/StageOps.h"
@@ -18,6 +20,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
 
 using namespace mlir;
 using namespace mlir::stage;
@@ -51,6 +54,12 @@ struct ChakraOptions {
                      "outputs (tensor, bytes) ASTRA-sim's memory tracker "
                      "reads (off: about three times the bytes)"),
       llvm::cl::init(false)};
+  llvm::cl::opt<double> maxOps{
+      "max-ops-per-rank",
+      llvm::cl::desc("--stage-to-chakra: refuse a step whose ranks execute "
+                     "more ops than this (about their trace nodes), before "
+                     "building any trace"),
+      llvm::cl::init(TraceOptions::kDefaultMaxOpsPerRank)};
   llvm::cl::opt<int64_t> rank{
       "rank",
       llvm::cl::desc("--stage-to-chakra: print rank R's trace as JSON lines "
@@ -102,10 +111,49 @@ static std::string describeGrid(const Workload &w) {
 
 /// The checked workload of a program module: a whole run, or one rank
 /// group of a disaggregated one.
+/// Refuses, before anything is built, a program whose rank classes run
+/// more ops per step than `limit` (a trace has about one node per op run):
+/// `--bind=L=1000000000` would otherwise exhaust the memory.
+static LogicalResult checkTraceSize(ModuleOp module, const sym::Bindings &b,
+                                    double limit) {
+  double largest = 0;
+  std::string why;
+  module.walk([&](func::FuncOp fn) {
+    for (const RankClass &cls : getStepStructure(fn).classes) {
+      double ops = 0;
+      for (Operation *chunk : cls.chunks)
+        walkWithCounts(chunk, [&](Operation *op, const Multiplicity &n) {
+          if (!isa<CostOpInterface, CollectiveOpInterface>(op))
+            return;
+          sym::Result<double> runs = n.countUnder(b);
+          if (runs)
+            ops += *runs;
+          else if (why.empty())
+            why = runs.error();
+        });
+      largest = std::max(largest, ops);
+    }
+  });
+  if (!why.empty())
+    return module.emitError("trace size: ") << why;
+  if (largest <= limit)
+    return success();
+  auto number = [](double x) {
+    std::string s;
+    llvm::raw_string_ostream(s) << llvm::format("%.3g", x);
+    return s;
+  };
+  return module.emitError("the traces would have about ")
+         << number(largest) << " nodes per rank, more than the limit of "
+         << number(limit)
+         << " (--max-ops-per-rank); a smaller binding (layers, micro-batches, "
+            "decode steps) or a larger limit";
+}
+
 static FailureOr<Workload> buildCheckedWorkload(ModuleOp module,
                                                 const TraceOptions &o) {
   FailureOr<sym::Bindings> b = getEffectiveBindings(module);
-  if (failed(b))
+  if (failed(b) || failed(checkTraceSize(module, *b, o.maxOpsPerRank)))
     return failure();
   FailureOr<Workload> w =
       buildWorkload(module, *b, o.device, o.bucketBytes, o.ioInfo);
@@ -176,6 +224,7 @@ static LogicalResult emitTraces(Operation *op, raw_ostream &os) {
   to.bucketBytes = bucketBytes;
   to.ioInfo = o.ioInfo;
   to.device = *device ? &**device : nullptr;
+  to.maxOpsPerRank = o.maxOps;
   FailureOr<TraceSet> set = buildTraceSet(module, to);
   if (failed(set))
     return failure();

@@ -20,6 +20,10 @@ struct TraceOptions {
   bool ioInfo = false;
   /// Nodes carry roofline durations on this device (none: no durations).
   const DeviceModel *device = nullptr;
+  /// The most ops a rank may execute per step (about its trace's nodes),
+  /// checked before any trace is built (docs/Limits.md).
+  double maxOpsPerRank = kDefaultMaxOpsPerRank;
+  static constexpr double kDefaultMaxOpsPerRank = 5e7;
 };
 
 /// Writes the trace set of a step (under its module's bindings) to `dir`,
