@@ -145,7 +145,10 @@ static LogicalResult trainProgram(Block &body, Operation *terminator,
     abandon();
     return terminator->emitError("nothing to differentiate: the program has "
                                  "no loss, result or sent activation that "
-                                 "depends on a weight");
+                                 "depends on a weight (a stage.param; from "
+                                 "linalg, annotate the weight arguments "
+                                 "with stage.param or name them with "
+                                 "--convert-linalg-to-stage=\"weights=1,2\")");
   }
   if (failed(diff.run())) {
     abandon();

@@ -30,8 +30,10 @@ def ConvertLinalgToStage : Pass<"convert-linalg-to-stage", "::mlir::ModuleOp"> {
     * `tensor.empty` and `linalg.fill` that only initialize outputs are
       dropped; tensor constants (`arith.constant`) become untrained
       buffers (`stage.param` of kind `buffer`); arguments with a
-      `stage.param = "name"` attribute become weights, the other arguments
-      inputs. An argument's `stage.dims = ["B", "S", "D"]` is kept for
+      `stage.param = "name"` attribute become weights, and so do those
+      `weights=` names (by position or location name: a frontend that
+      annotates nothing, as torch-mlir's, says which arguments are
+      parameters this way); the other arguments are inputs. An argument's `stage.dims = ["B", "S", "D"]` is kept for
       `stage-symbolize`.
     * Upstream `shard` annotations become the plan: the `shard.grid`'s
       axes are named by `grid-axes` (dp, cp, ep, tp) and its shape gives
@@ -50,6 +52,9 @@ def ConvertLinalgToStage : Pass<"convert-linalg-to-stage", "::mlir::ModuleOp"> {
   let options = [
     ListOption<"gridAxes", "grid-axes", "std::string",
                "stage axis names (dp, cp, ep, tp) of the shard.grid's axes, in order">,
+    ListOption<"weights", "weights", "std::string",
+               "arguments that are weights, by position (0, 1, ...) or by "
+               "location name, for frontends that do not annotate them">,
   ];
   let dependentDialects = ["::mlir::stage::StageDialect"];
 }

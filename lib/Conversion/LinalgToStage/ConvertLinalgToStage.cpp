@@ -65,7 +65,8 @@ struct ConvertLinalgToStagePass
         degrees[name] = size;
       }
     }
-    if (failed(convertLinalgFunctions(module, names)))
+    SmallVector<std::string> weightArgs(weights.begin(), weights.end());
+    if (failed(convertLinalgFunctions(module, names, weightArgs)))
       return signalPassFailure();
     for (shard::GridOp gridOp : grids)
       gridOp.erase();

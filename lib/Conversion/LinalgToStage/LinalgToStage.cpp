@@ -334,7 +334,23 @@ struct NoRule : RewritePattern {
 /// `fn` on stage tensors without arguments: each argument becomes a weight
 /// (`stage.param`, `stage.group`) or an input at the start of the body, seen
 /// by its users through a cast until they are converted.
-static LogicalResult signatureToStage(func::FuncOp fn) {
+/// The name of an argument's location (`loc("fc1.weight")`), if it has one.
+static std::optional<std::string> locationName(BlockArgument arg) {
+  if (auto name = dyn_cast<NameLoc>(arg.getLoc()))
+    return name.getName().str();
+  return std::nullopt;
+}
+
+/// Whether `weights=` names `arg`, by position or by location name.
+static bool namedWeight(BlockArgument arg, ArrayRef<std::string> weights) {
+  std::optional<std::string> name = locationName(arg);
+  return llvm::any_of(weights, [&](const std::string &w) {
+    return w == std::to_string(arg.getArgNumber()) || (name && w == *name);
+  });
+}
+
+static LogicalResult signatureToStage(func::FuncOp fn,
+                                      ArrayRef<std::string> weights) {
   SmallVector<Type> results;
   for (Type t : fn.getResultTypes()) {
     FailureOr<SymTensorType> st = typeFor(t, fn.getLoc());
@@ -355,6 +371,10 @@ static LogicalResult signatureToStage(func::FuncOp fn) {
       auto group = getArgWeightGroup(fn, arg.getArgNumber());
       v = g.param(name.getValue(), st->getDims(), st->getElementType(),
                   group ? group.getValue() : "");
+    } else if (namedWeight(arg, weights)) {
+      v = g.param(locationName(arg).value_or(
+                      "arg" + std::to_string(arg.getArgNumber())),
+                  st->getDims(), st->getElementType(), "");
     } else {
       auto input = getArgInputName(fn, arg.getArgNumber());
       v = g.input(input ? input.getValue().str()
@@ -377,7 +397,8 @@ static LogicalResult signatureToStage(func::FuncOp fn) {
 
 LogicalResult
 mlir::stage::convertLinalgFunctions(ModuleOp module,
-                                    ArrayRef<std::string> gridAxes) {
+                                    ArrayRef<std::string> gridAxes,
+                                    ArrayRef<std::string> weights) {
   MLIRContext *ctx = module.getContext();
   ConversionState state;
   state.gridAxes.assign(gridAxes.begin(), gridAxes.end());
@@ -394,7 +415,16 @@ mlir::stage::convertLinalgFunctions(ModuleOp module,
   for (auto fn : module.getOps<func::FuncOp>()) {
     if (fn.isExternal())
       continue;
-    if (failed(signatureToStage(fn)))
+    // Every `weights=` entry names an argument of the function.
+    for (const std::string &w : weights)
+      if (llvm::none_of(fn.getArguments(), [&](BlockArgument a) {
+            return namedWeight(a, w);
+          }))
+        return fn.emitError("weights=")
+               << w << " names no argument of '" << fn.getSymName()
+               << "' (a position from 0 to " << fn.getNumArguments() - 1
+               << ", or the name of an argument's location)";
+    if (failed(signatureToStage(fn, weights)))
       return failure();
     state.converted.push_back(fn);
   }

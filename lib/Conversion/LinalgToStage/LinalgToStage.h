@@ -14,10 +14,13 @@ namespace mlir::stage {
 /// on static tensors, shard annotations) by a stage function of the same
 /// name: arguments become weights or inputs, ops become stage ops, then the
 /// graph returns to the model's shapes (GraphCleanup.h). `gridAxes` names
-/// the axes of the shard grid, in order. The first error, at the op that
-/// cannot be converted, stops the conversion.
+/// the axes of the shard grid, in order; `weights` names arguments that are
+/// weights without a `stage.param` attribute (a position, or the name of
+/// the argument's location). The first error, at the op that cannot be
+/// converted, stops the conversion.
 LogicalResult convertLinalgFunctions(ModuleOp module,
-                                     ArrayRef<std::string> gridAxes);
+                                     ArrayRef<std::string> gridAxes,
+                                     ArrayRef<std::string> weights = {});
 
 } // namespace mlir::stage
 
