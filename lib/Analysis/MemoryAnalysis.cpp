@@ -196,9 +196,7 @@ LogicalResult analyzeServing(ServeOp serve, const sym::Bindings &b,
 
 } // namespace
 
-/// What a split backward keeps between its two steps (ChunkMemory): the
-/// kept values the weight gradients read, and the values of the input-
-/// gradient step they read, once per layer that computes them.
+namespace {
 /// A rank class's model states and what each chunk keeps per micro-batch,
 /// symbolically: derived once per class while a SymbolicCache lives.
 struct ClassStates {
@@ -236,7 +234,11 @@ struct ClassStates {
     modelStates = weights + gradients + masterWeights + optimizerMoments;
   }
 };
+} // namespace
 
+/// What a split backward keeps between its two steps (ChunkMemory): the
+/// kept values the weight gradients read, and the values of the input-
+/// gradient step they read, once per layer that computes them.
 static LogicalResult weightStepMemory(MicrobatchesOp mb, const sym::Bindings &b,
                                       ChunkMemory &cm) {
   BackwardSplit split(mb);

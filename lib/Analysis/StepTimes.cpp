@@ -10,19 +10,15 @@
 using namespace mlir;
 using namespace mlir::stage;
 
-/// Whether every group over `axes` stays inside one node of `perNode`
-/// devices: the grid numbers ranks with its last axis fastest, so rank 0's
-/// group reaches rank sum (d_a - 1) stride_a, and every group lies in an
-/// aligned block of the outermost group axis' stride x degree ranks, which
-/// must tile the nodes.
-static bool staysInNode(GridOp grid, ArrayAttr axes, const sym::Bindings &b,
-                        int64_t perNode) {
+/// Whether every group stays inside one node of `perNode` devices, given
+/// the grid's axes last first as (degree, in the group): the grid numbers
+/// ranks with its last axis fastest, so rank 0's group reaches rank
+/// sum (d_a - 1) stride_a, and every group lies in an aligned block of the
+/// outermost group axis' stride x degree ranks, which must tile the nodes.
+static bool groupStaysInNode(ArrayRef<std::pair<int64_t, bool>> axesLastFirst,
+                             int64_t perNode) {
   int64_t stride = 1, farthest = 0, block = 1;
-  for (Attribute a : llvm::reverse(grid.getAxes())) {
-    StringRef axis = cast<StringAttr>(a).getValue();
-    auto it = b.find(axis.str());
-    int64_t d = it == b.end() ? 1 : it->second;
-    bool member = llvm::is_contained(axes, a);
+  for (auto [d, member] : axesLastFirst) {
     if (member && d > 1) {
       farthest += (d - 1) * stride;
       block = stride * d;
@@ -30,6 +26,19 @@ static bool staysInNode(GridOp grid, ArrayAttr axes, const sym::Bindings &b,
     stride *= d;
   }
   return farthest < perNode && perNode % block == 0;
+}
+
+/// The same for the groups over `axes` of `grid` under `b` (an unbound
+/// axis has degree 1).
+static bool staysInNode(GridOp grid, ArrayAttr axes, const sym::Bindings &b,
+                        int64_t perNode) {
+  SmallVector<std::pair<int64_t, bool>> lastFirst;
+  for (Attribute a : llvm::reverse(grid.getAxes())) {
+    auto it = b.find(cast<StringAttr>(a).str());
+    lastFirst.push_back(
+        {it == b.end() ? 1 : it->second, llvm::is_contained(axes, a)});
+  }
+  return groupStaysInNode(lastFirst, perNode);
 }
 
 /// The ring steps of one execution: each a message whose latency adds up.
@@ -216,17 +225,11 @@ struct RooflineProgram {
       size = e.groupSize.evaluate(v);
     bool inNode = true;
     if (e.hasGrid) {
-      double stride = 1, farthest = 0, block = 1;
-      for (auto [axis, member] : e.gridAxes) {
-        double deg = std::isnan(v[axis]) ? 1 : v[axis];
-        if (member && deg > 1) {
-          farthest += (deg - 1) * stride;
-          block = stride * deg;
-        }
-        stride *= deg;
-      }
-      inNode = farthest < double(d.gpusPerNode) &&
-               int64_t(d.gpusPerNode) % int64_t(block) == 0;
+      SmallVector<std::pair<int64_t, bool>, 6> lastFirst;
+      for (auto [axis, member] : e.gridAxes)
+        lastFirst.push_back(
+            {std::isnan(v[axis]) ? 1 : int64_t(v[axis]), member});
+      inNode = groupStaysInNode(lastFirst, d.gpusPerNode);
     }
     double bandwidth = inNode ? d.linkBytes : d.networkBytes;
     if (d.ringAllToAll && isa<AllToAllOp>(e.op))
