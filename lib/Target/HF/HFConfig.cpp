@@ -41,11 +41,8 @@ static StringRef nearestFamily(StringRef name) {
   return best;
 }
 
-/// The most layers a config may have (docs/Frontends.md).
-static constexpr int64_t kMaxImportedLayers = int64_t(1) << 20;
-
-FailureOr<ModelConfig> mlir::stage::parseHFConfig(StringRef text,
-                                                  Location loc) {
+FailureOr<ModelConfig> mlir::stage::parseHFConfig(StringRef text, Location loc,
+                                                  int64_t maxLayers) {
   llvm::Expected<llvm::json::Value> parsed = sym::parseJsonWithinLimits(text);
   if (!parsed) {
     // llvm::json reports "[line:col, byte=N]: message"; point at line:col.
@@ -104,13 +101,13 @@ FailureOr<ModelConfig> mlir::stage::parseHFConfig(StringRef text,
     return failure();
   // The importer lists each layer's kind to find the model's repeated
   // layers: a count far beyond any model's would take its time and memory.
-  if (c.layers > kMaxImportedLayers)
+  if (c.layers > maxLayers)
     return emitError(loc) << "the config has " << c.layers
                           << " layers, more than the importer's limit of "
-                          << kMaxImportedLayers
-                          << " (it lists each layer's kind); the layer count "
-                             "stays symbolic (L) after import: import fewer "
-                             "and bind L with --bind=L=N";
+                          << maxLayers
+                          << " (--max-layers; it lists each layer's kind); the "
+                             "layer count stays symbolic (L) after import: "
+                             "import fewer and bind L with --bind=L=N";
   for (const std::string &key : r.unreadFields())
     if (looksShapeChanging(key))
       emitWarning(loc) << "field '" << key << "' is not read by the "

@@ -53,6 +53,11 @@ struct ImportOptions {
           clEnumValN(GraphKind::Layer, "layer",
                      "one decoder layer, x -> y (@layer), to compare with "
                      "an exported block"))};
+  llvm::cl::opt<int64_t> maxLayers{
+      "max-layers",
+      llvm::cl::desc("--import-hf-config: refuse a config of more layers "
+                     "(the importer lists each layer's kind)"),
+      llvm::cl::init(kDefaultMaxImportedLayers)};
   llvm::cl::opt<bool> dropout{
       "dropout",
       llvm::cl::desc("--import-hf-config: the config's dropout ops "
@@ -71,10 +76,11 @@ static OwningOpRef<Operation *> importConfig(llvm::SourceMgr &sourceMgr,
   const llvm::MemoryBuffer *buf =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   Location loc = FileLineColLoc::get(ctx, buf->getBufferIdentifier(), 1, 1);
-  FailureOr<ModelConfig> config = parseHFConfig(buf->getBuffer(), loc);
+  const ImportOptions &o = importOptions();
+  FailureOr<ModelConfig> config =
+      parseHFConfig(buf->getBuffer(), loc, o.maxLayers);
   if (failed(config))
     return {};
-  const ImportOptions &o = importOptions();
   BuildOptions build;
   build.batch = o.batch;
   build.seq = o.seq ? int64_t(o.seq) : std::min<int64_t>(config->maxPositions, 4096);

@@ -10,9 +10,16 @@
 
 namespace mlir::stage {
 
-/// Reads a HuggingFace `config.json` of a supported family. Errors name the
-/// offending field and are emitted at `loc`.
-FailureOr<ModelConfig> parseHFConfig(StringRef json, Location loc);
+/// The most layers a config may have unless the caller allows more: the
+/// importer lists each layer's kind (docs/Limits.md).
+constexpr int64_t kDefaultMaxImportedLayers = int64_t(1) << 20;
+
+/// Reads a HuggingFace `config.json` of a supported family, of at most
+/// `maxLayers` layers. Errors name the offending field and are emitted at
+/// `loc`.
+FailureOr<ModelConfig>
+parseHFConfig(StringRef json, Location loc,
+              int64_t maxLayers = kDefaultMaxImportedLayers);
 
 /// Registers `--import-hf-config`.
 void registerHFImportTranslation();
