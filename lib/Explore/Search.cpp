@@ -110,6 +110,18 @@ static sym::Bindings withRequest(sym::Bindings b, const SearchRequest &r) {
   return b;
 }
 
+/// Adds the pipeline `tool` builds from `plan`'s options to `pm`; errors
+/// at `model`.
+template <typename Options, typename Build>
+static LogicalResult addPlanPipeline(PassManager &pm, ModuleOp model,
+                                     const Plan &plan, StringRef tool,
+                                     Build build) {
+  std::unique_ptr<Options> o = Options::createFromString(plan.options());
+  if (!o)
+    return model.emitError(tool) << " options '" << plan.options() << "'";
+  return build(pm, *o, [&](const Twine &msg) { return model.emitError(msg); });
+}
+
 FailureOr<OwningOpRef<ModuleOp>>
 mlir::stage::explore::compilePlan(ModuleOp model, const SearchRequest &r,
                                   const Plan &plan) {
@@ -122,22 +134,14 @@ mlir::stage::explore::compilePlan(ModuleOp model, const SearchRequest &r,
     bindings["B"] = plan.batch;
   setModuleBindings(*step, bindings);
   PassManager pm(model.getContext());
-  auto error = [&](const Twine &msg) { return model.emitError(msg); };
-  if (plan.serving) {
-    std::unique_ptr<InferPipelineOptions> o =
-        InferPipelineOptions::createFromString(plan.options());
-    if (!o)
-      return model.emitError("stage-infer options '") << plan.options() << "'";
-    if (failed(buildInferPipeline(pm, *o, error)))
-      return failure();
-  } else {
-    std::unique_ptr<TrainPipelineOptions> o =
-        TrainPipelineOptions::createFromString(plan.options());
-    if (!o)
-      return model.emitError("stage-train options '") << plan.options() << "'";
-    if (failed(buildTrainPipeline(pm, *o, error)))
-      return failure();
-  }
+  if (failed(plan.serving
+                 ? addPlanPipeline<InferPipelineOptions>(
+                       pm, model, plan, "stage-infer",
+                       [](auto &&...a) { return buildInferPipeline(a...); })
+                 : addPlanPipeline<TrainPipelineOptions>(
+                       pm, model, plan, "stage-train",
+                       [](auto &&...a) { return buildTrainPipeline(a...); })))
+    return failure();
   if (failed(pm.run(*step)))
     return failure();
   return step;
