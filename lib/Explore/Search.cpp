@@ -235,7 +235,7 @@ static void searchShape(ModuleOp model, const SearchRequest &r,
     {
       FirstError error;
       auto planStart = Clock::now();
-      e = report::estimateStep(**step, b, r.device);
+      e = report::estimateStep(**step, b, r.device, r.device.memoryCapacity);
       // The first plan's evaluation also derives what the cache keeps.
       if (p == members.front())
         out.firstPlanSeconds += secondsSince(planStart);

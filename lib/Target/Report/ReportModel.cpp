@@ -220,10 +220,10 @@ FailureOr<Report> mlir::stage::report::buildReport(ModuleOp module,
     // Time estimates need a roofline: H100 unless the request names one.
     DeviceModel device = request.device ? *request.device : *getDevicePreset("h100");
     report.roofline = device;
-    if (failed(job.serving ? buildServingReports(step, b, request.numbersOnly,
-                                                 device, report)
-                           : buildStageReports(step, b, device,
-                                               request.numbersOnly, report)))
+    if (failed(job.serving
+                   ? buildServingReports(step, b, request.numbersOnly, device,
+                                         report)
+                   : buildStageReports(step, b, device, request, report)))
       return failure();
     // The same device's memory is the limit to warn at.
     for (const StageReport &s : report.stages)

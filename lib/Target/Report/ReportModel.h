@@ -147,6 +147,10 @@ struct ReportRequest {
   /// per-rank FLOPs or communication sections; every other number is built
   /// as always.
   bool numbersOnly = false;
+  /// Numbers only: when a stage's peak (rounded up to a byte) is above this
+  /// many bytes, the report stops at the stages' memory sections (a search
+  /// drops such a plan and reads no time); 0: no limit.
+  double timeOnlyWithin = 0;
 };
 
 /// Builds the report of `module` under `bindings`: per function its FLOPs,

@@ -37,19 +37,77 @@ void addFlopRows(SectionBuilder &f, const PhaseCosts &pc,
   f.add("contraction", "of which in contractions", "FLOP", scale * contraction);
 }
 
+/// A rank class's memory section: its model states, what it keeps and its
+/// working sets, and its peak.
+FailureOr<Section> memorySection(func::FuncOp fn, const sym::Bindings &b,
+                                 const StageMemory &mem) {
+  SectionBuilder m(fn, b, "memory", "Memory per rank (bytes)");
+  m.add("weights", "weights", "B", mem.weights);
+  m.add("gradients", "gradients", "B", mem.gradients);
+  m.add("master_weights", "fp32 master weights", "B", mem.masterWeights);
+  m.add("optimizer_moments", "optimizer moments", "B", mem.optimizerMoments);
+  m.add("model_states", "model states", "B", mem.modelStates());
+  sym::Expr perMicrobatch;
+  sym::Rational perLayer(0), fwdTransient(0), bwdTransient(0);
+  for (const ChunkMemory &c : mem.chunks) {
+    perMicrobatch += c.keptPerMicrobatch;
+    if (perLayer < c.keptPerLayer)
+      perLayer = c.keptPerLayer;
+    if (fwdTransient < c.forwardTransient)
+      fwdTransient = c.forwardTransient;
+    if (bwdTransient < c.backwardTransient)
+      bwdTransient = c.backwardTransient;
+  }
+  m.add("activations_per_microbatch", "activations kept per micro-batch", "B",
+        perMicrobatch);
+  m.addValue("activations_per_layer", "activations kept per layer", "B",
+             perLayer);
+  m.addValue("in_flight", "micro-batches in flight at most", "",
+             sym::Rational(mem.peakInFlight));
+  m.addValue("peak_activations", "kept activations at most", "B",
+             mem.peakActivations);
+  m.addValue("forward_transient", "largest forward working set", "B",
+             fwdTransient);
+  m.addValue("backward_transient", "largest backward working set", "B",
+             bwdTransient);
+  m.addValue("optimizer_transient", "optimizer-phase working set", "B",
+             mem.optimizerTransient);
+  m.addValue("peak", "peak", "B", mem.peak);
+  m.add("parameters", "parameters held", "", mem.parameters);
+  return m.take();
+}
+
 } // namespace
 
 /// One function: every section of every stage's report reads the same walk
 /// of the stage's chunks and the same schedule.
-LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
-                                                     const sym::Bindings &b,
-                                                     const DeviceModel &device,
-                                                     bool numbersOnly,
-                                                     Report &report) {
+LogicalResult mlir::stage::report::buildStageReports(
+    func::FuncOp fn, const sym::Bindings &b, const DeviceModel &device,
+    const ReportRequest &request, Report &report) {
   StepStructure step = getStepStructure(fn);
   FailureOr<std::vector<StageMemory>> memory = analyzeMemory(fn, b);
   if (failed(memory))
     return failure();
+  bool numbersOnly = request.numbersOnly;
+  // A plan a search drops for its memory needs no time.
+  if (numbersOnly && request.timeOnlyWithin > 0 &&
+      llvm::any_of(*memory, [&](const StageMemory &m) {
+        return double(m.peak.ceilToInt64().value_or(INT64_MAX)) >
+               request.timeOnlyWithin;
+      })) {
+    for (auto [cls, mem] : llvm::zip(step.classes, *memory)) {
+      StageReport sr;
+      sr.stage = cls.stage;
+      sr.layers = layerRanges(cls);
+      sr.peakAt = mem.peakAt;
+      FailureOr<Section> m = memorySection(fn, b, mem);
+      if (failed(m))
+        return failure();
+      sr.sections.push_back(std::move(*m));
+      report.stages.push_back(std::move(sr));
+    }
+    return success();
+  }
   sym::Result<int64_t> M = step.microBatches.evaluate(b);
   if (!M)
     return fn.emitError("micro-batch count: ") << M.error();
@@ -74,40 +132,10 @@ LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
     sr.stage = cls.stage;
     sr.layers = layerRanges(cls);
     sr.peakAt = mem.peakAt;
-
-    SectionBuilder m(fn, b, "memory", "Memory per rank (bytes)");
-    m.add("weights", "weights", "B", mem.weights);
-    m.add("gradients", "gradients", "B", mem.gradients);
-    m.add("master_weights", "fp32 master weights", "B", mem.masterWeights);
-    m.add("optimizer_moments", "optimizer moments", "B", mem.optimizerMoments);
-    m.add("model_states", "model states", "B", mem.modelStates());
-    sym::Expr perMicrobatch;
-    sym::Rational perLayer(0), fwdTransient(0), bwdTransient(0);
-    for (const ChunkMemory &c : mem.chunks) {
-      perMicrobatch += c.keptPerMicrobatch;
-      if (perLayer < c.keptPerLayer)
-        perLayer = c.keptPerLayer;
-      if (fwdTransient < c.forwardTransient)
-        fwdTransient = c.forwardTransient;
-      if (bwdTransient < c.backwardTransient)
-        bwdTransient = c.backwardTransient;
-    }
-    m.add("activations_per_microbatch",
-          "activations kept per micro-batch", "B", perMicrobatch);
-    m.addValue("activations_per_layer", "activations kept per layer", "B",
-               perLayer);
-    m.addValue("in_flight", "micro-batches in flight at most", "",
-               sym::Rational(mem.peakInFlight));
-    m.addValue("peak_activations", "kept activations at most", "B",
-               mem.peakActivations);
-    m.addValue("forward_transient", "largest forward working set", "B",
-               fwdTransient);
-    m.addValue("backward_transient", "largest backward working set", "B",
-               bwdTransient);
-    m.addValue("optimizer_transient", "optimizer-phase working set", "B",
-               mem.optimizerTransient);
-    m.addValue("peak", "peak", "B", mem.peak);
-    m.add("parameters", "parameters held", "", mem.parameters);
+    FailureOr<Section> memorySec = memorySection(fn, b, mem);
+    if (failed(memorySec))
+      return failure();
+    sr.sections.push_back(std::move(*memorySec));
 
     SmallVector<Operation *> chunkOps(cls.chunks.begin(), cls.chunks.end());
     SectionBuilder f(fn, b, "flops", "FLOPs per rank and iteration");
@@ -214,7 +242,7 @@ LogicalResult mlir::stage::report::buildStageReports(func::FuncOp fn,
     tm.addSeconds("hidden", "of which overlapped with compute", hidden);
     slowestOptimizer = std::max(slowestOptimizer, stageTimes.of(Phase::Optimizer));
 
-    for (SectionBuilder *sb : {&m, &f, &c, &s, &tm}) {
+    for (SectionBuilder *sb : {&f, &c, &s, &tm}) {
       FailureOr<Section> sec = sb->take();
       if (failed(sec))
         return failure();

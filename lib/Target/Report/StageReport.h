@@ -11,10 +11,11 @@ namespace mlir::stage::report {
 
 /// Memory, FLOPs, communication and roofline time of each rank class of the
 /// partitioned training step `fn`, and its pipeline with the timeline of
-/// one iteration.
+/// one iteration (numbers only and without a time past a memory limit,
+/// as `request` says).
 LogicalResult buildStageReports(func::FuncOp fn, const sym::Bindings &b,
-                                const DeviceModel &device, bool numbersOnly,
-                                Report &report);
+                                const DeviceModel &device,
+                                const ReportRequest &request, Report &report);
 
 } // namespace mlir::stage::report
 

@@ -10,10 +10,12 @@ using namespace mlir::stage::report;
 
 FailureOr<StepEstimate>
 mlir::stage::report::estimateStep(ModuleOp module, const sym::Bindings &b,
-                                  const DeviceModel &device) {
+                                  const DeviceModel &device,
+                                  double timeOnlyWithin) {
   ReportRequest request;
   request.device = device;
   request.numbersOnly = true;
+  request.timeOnlyWithin = timeOnlyWithin;
   FailureOr<Report> r = buildReport(module, b, request);
   if (failed(r))
     return failure();

@@ -42,9 +42,12 @@ struct StepEstimate {
 /// The estimate of the partitioned training step or serving program of
 /// `module` under `b` on `device` (a serving program's model states are
 /// its weights); errors (a size that does not evaluate) go to the diagnostic
-/// engine at the op concerned.
+/// engine at the op concerned. A training step whose peak is above
+/// `timeOnlyWithin` bytes (when positive) gets its memory only: its times
+/// stay 0.
 FailureOr<StepEstimate> estimateStep(ModuleOp module, const sym::Bindings &b,
-                                     const DeviceModel &device);
+                                     const DeviceModel &device,
+                                     double timeOnlyWithin = 0);
 
 } // namespace mlir::stage::report
 
