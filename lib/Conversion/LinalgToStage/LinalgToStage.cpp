@@ -17,6 +17,7 @@
 
 #include "GraphCleanup.h"
 #include "LinalgLowering.h"
+#include "WeightDiscovery.h"
 
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageBuilder.h"
@@ -59,8 +60,10 @@ struct StageTypeConverter : TypeConverter {
 struct ConversionState {
   /// The stage names of the shard grid's axes, in order.
   SmallVector<std::string> gridAxes;
-  /// Tensor constants become buffers `const.N` in conversion order.
-  int64_t constants = 0;
+  /// Tensor constants become buffers, or weights when they are in
+  /// `weightConstants` (WeightDiscovery.h), named as `constantNames` says.
+  llvm::DenseMap<Operation *, std::string> constantNames;
+  llvm::DenseSet<Operation *> weightConstants;
   /// Set by the first error: the patterns convert nothing after it.
   bool failed = false;
   /// The functions built, to clean up once the conversion is done.
@@ -120,9 +123,10 @@ struct ConvertReturn : StagePattern<func::ReturnOp> {
   }
 };
 
-/// A tensor constant is a buffer: held in memory, not trained. A scalar is
-/// read with the ops that use it (fills and payloads, where
-/// canonicalization hoists them).
+/// A tensor constant is a weight when discovery says so (torch-mlir inlines
+/// parameters as `dense_resource` constants), else a buffer: held in
+/// memory, not trained. A scalar is read with the ops that use it (fills
+/// and payloads, where canonicalization hoists them).
 struct ConvertConstant : StagePattern<arith::ConstantOp> {
   using StagePattern::StagePattern;
   FailureOr<bool> convert(arith::ConstantOp c, OpAdaptor,
@@ -139,12 +143,11 @@ struct ConvertConstant : StagePattern<arith::ConstantOp> {
     FailureOr<SymTensorType> st = typeFor(t, c.getLoc());
     if (failed(st))
       return failure();
-    std::string name = "const." + std::to_string(state.constants++);
-    if (auto loc = dyn_cast<NameLoc>(c.getLoc()))
-      name = loc.getName().str();
+    std::string name = state.constantNames.lookup(c);
+    bool weight = state.weightConstants.contains(c);
     GraphBuilder g(r, c.getLoc());
     r.replaceOp(c, g.param(name, st->getDims(), st->getElementType(), "",
-                           ParamKind::buffer));
+                           weight ? ParamKind::weight : ParamKind::buffer));
     return true;
   }
 };
@@ -395,6 +398,45 @@ static LogicalResult signatureToStage(func::FuncOp fn,
   return success();
 }
 
+/// The weight arguments of `fn` (as `weights=` entries) and its weight
+/// constants (into `state`), found without annotations where none name
+/// them (docs/Frontends.md): arguments when the function annotates none
+/// and `weights=` is not given; constants always. A note names them.
+static SmallVector<std::string> findWeights(func::FuncOp fn,
+                                            ArrayRef<std::string> weights,
+                                            ConversionState &state) {
+  ActivationDims dims(fn);
+  SmallVector<std::string> fnWeights(weights.begin(), weights.end());
+  SmallVector<std::string> found;
+  if (weights.empty() && hasNoArgumentAnnotations(fn))
+    for (BlockArgument a : fn.getArguments())
+      if (dims.isWeight(a)) {
+        fnWeights.push_back(std::to_string(a.getArgNumber()));
+        found.push_back(
+            locationName(a).value_or("arg" + std::to_string(a.getArgNumber())));
+      }
+  fn.walk([&](arith::ConstantOp c) {
+    if (!isa<RankedTensorType>(c.getType()))
+      return;
+    std::string name = getConstantName(c, int64_t(state.constantNames.size()));
+    state.constantNames[c] = name;
+    if (mayBeWeightConstant(c) && dims.isWeight(c)) {
+      state.weightConstants.insert(c);
+      found.push_back(name);
+    }
+  });
+  if (!found.empty())
+    fn->getContext()->getDiagEngine().emit(fn.getLoc(),
+                                           DiagnosticSeverity::Note)
+        << "weights found without annotations in '" << fn.getSymName()
+        << "': " << llvm::join(found, ", ")
+        << " (floating-point tensors without the batch and sequence "
+           "dimensions, read as a projection, scale or bias reads them; "
+           "annotate them, or name the weight arguments with "
+           "--convert-linalg-to-stage=\"weights=...\", to choose otherwise)";
+  return fnWeights;
+}
+
 LogicalResult
 mlir::stage::convertLinalgFunctions(ModuleOp module,
                                     ArrayRef<std::string> gridAxes,
@@ -424,7 +466,8 @@ mlir::stage::convertLinalgFunctions(ModuleOp module,
                << w << " names no argument of '" << fn.getSymName()
                << "' (a position from 0 to " << fn.getNumArguments() - 1
                << ", or the name of an argument's location)";
-    if (failed(signatureToStage(fn, weights)))
+    SmallVector<std::string> fnWeights = findWeights(fn, weights, state);
+    if (failed(signatureToStage(fn, fnWeights)))
       return failure();
     state.converted.push_back(fn);
   }
