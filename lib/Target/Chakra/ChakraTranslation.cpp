@@ -60,6 +60,17 @@ struct ChakraOptions {
                      "more ops than this (about their trace nodes), before "
                      "building any trace"),
       llvm::cl::init(TraceOptions::kDefaultMaxOpsPerRank)};
+  llvm::cl::opt<std::string> maxTraceBytes{
+      "max-trace-bytes",
+      llvm::cl::desc("--stage-to-chakra: refuse a trace set larger than this "
+                     "in all (sized from a few ranks encoded first), before "
+                     "writing any file"),
+      llvm::cl::init("1TiB")};
+  llvm::cl::opt<std::string> maxTraceBytesPerRank{
+      "max-trace-bytes-per-rank",
+      llvm::cl::desc("--stage-to-chakra: refuse a trace set whose largest "
+                     "file is larger than this, before writing any file"),
+      llvm::cl::init("4GiB")};
   llvm::cl::opt<int64_t> rank{
       "rank",
       llvm::cl::desc("--stage-to-chakra: print rank R's trace as JSON lines "
@@ -248,6 +259,16 @@ static LogicalResult emitTraces(Operation *op, raw_ostream &os) {
   WriteOptions wo;
   wo.dir = o.dir;
   wo.name = o.name;
+  for (auto [text, limit, flag] :
+       {std::make_tuple(&o.maxTraceBytes, &wo.maxTotalBytes, "max-trace-bytes"),
+        std::make_tuple(&o.maxTraceBytesPerRank, &wo.maxBytesPerRank,
+                        "max-trace-bytes-per-rank")}) {
+    std::optional<double> bytes = parseByteSize(text->getValue());
+    if (!bytes || *bytes <= 0)
+      return emitOptionError(module) << "--" << flag << "=" << text->getValue()
+                                     << ": expected a size, as in 1TiB";
+    *limit = *bytes;
+  }
   wo.threads = traceThreads;
   wo.encodeOnly = o.encodeOnly;
   if (wo.dir.empty() && !wo.encodeOnly)

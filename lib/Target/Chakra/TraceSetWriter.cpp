@@ -5,6 +5,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 
 #include <atomic>
@@ -138,6 +139,68 @@ std::string writeFile(const std::string &path, const std::string &data,
 }
 } // namespace
 
+/// A human-readable byte count: 3.2 GiB.
+static std::string bytesText(double bytes) {
+  const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 5)
+    bytes /= 1024, ++u;
+  std::string s;
+  llvm::raw_string_ostream(s)
+      << llvm::format(u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
+  return s;
+}
+
+/// The set's size before it is written: ranks spread over [first, last)
+/// encoded (ranks differ by pipeline stage, which the rank order runs
+/// through slowest), the largest file and the total at the mean; refused
+/// above the limits or the free space where it would go.
+static LogicalResult checkSetSize(const TraceSet &set, const WriteOptions &o,
+                                  int64_t first, int64_t last, Location loc) {
+  constexpr int64_t kSamples = 8;
+  int64_t n = last - first;
+  double largest = 0, sum = 0;
+  int64_t sampled = 0;
+  std::string buf;
+  for (int64_t i = 0; i < std::min(n, kSamples); ++i) {
+    int64_t r =
+        first + (n == 1 ? 0 : i * (n - 1) / (std::min(n, kSamples) - 1));
+    buf.clear();
+    set.encodeRank(r, buf);
+    largest = std::max(largest, double(buf.size()));
+    sum += double(buf.size());
+    ++sampled;
+  }
+  double total = sum / double(sampled) * double(n);
+  if (largest > o.maxBytesPerRank)
+    return emitError(loc) << "a rank's trace would be about "
+                          << bytesText(largest) << ", more than the limit of "
+                          << bytesText(o.maxBytesPerRank)
+                          << " (--max-trace-bytes-per-rank); a smaller "
+                             "binding (layers, micro-batches, decode steps) "
+                             "or a larger limit";
+  if (total > o.maxTotalBytes)
+    return emitError(loc) << "the " << n << " traces would be about "
+                          << bytesText(total)
+                          << " in all, more than the limit of "
+                          << bytesText(o.maxTotalBytes)
+                          << " (--max-trace-bytes); fewer ranks (--ranks=), "
+                             "a smaller binding or a larger limit";
+  if (o.encodeOnly)
+    return success();
+  // The free space where the files go (the directory may not exist yet).
+  llvm::StringRef d = o.dir;
+  while (!d.empty() && !llvm::sys::fs::exists(d))
+    d = llvm::sys::path::parent_path(d);
+  llvm::ErrorOr<llvm::sys::fs::space_info> space =
+      llvm::sys::fs::disk_space(d.empty() ? "." : d);
+  if (space && total > double(space->available))
+    return emitError(loc) << "the " << n << " traces would be about "
+                          << bytesText(total) << " but " << o.dir << " has "
+                          << bytesText(double(space->available)) << " free";
+  return success();
+}
+
 /// One function: the staging directory, the workers, the renames and the
 /// clean-up on any failure or signal are one transaction.
 FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const TraceSet &set,
@@ -156,6 +219,9 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const TraceSet &set,
     return emitError(loc) << "--output-name=" << o.name
                           << " must be a file name inside --output-dir (no "
                              "directory, not starting with '.')";
+
+  if (failed(checkSetSize(set, o, first, last, loc)))
+    return failure();
 
   WriteStats stats;
   stats.ranks = last - first;

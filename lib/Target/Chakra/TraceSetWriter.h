@@ -15,6 +15,12 @@ struct WriteOptions {
   int64_t first = 0, last = -1;        // ranks [first, last); -1: all
   unsigned threads = 0;                // 0: all cores
   bool encodeOnly = false;             // encode, do not write
+  /// Limits checked before any file is written (docs/Limits.md), from a
+  /// few ranks encoded first: the largest file, and all files together.
+  double maxBytesPerRank = kDefaultMaxBytesPerRank;
+  double maxTotalBytes = kDefaultMaxTotalBytes;
+  static constexpr double kDefaultMaxBytesPerRank = 4.0 * (1ull << 30);
+  static constexpr double kDefaultMaxTotalBytes = 1024.0 * (1ull << 30);
 };
 
 struct WriteStats {
@@ -28,9 +34,12 @@ struct WriteStats {
 std::string getGroupsFileName(llvm::StringRef traceName);
 
 /// Encodes (and writes) the files of ranks [first, last) and the groups
-/// file. Files appear complete or not at all: they are written under a
-/// staging directory and renamed into place at the end; an error or an
-/// interrupt removes everything this run wrote. Errors name the file.
+/// file. First, a few ranks are encoded to size the set: above a limit of
+/// `o`, or above the free space of the output directory's file system, it
+/// is refused before anything is written. Files appear complete or not at all:
+/// they are written under a staging directory and renamed into place at the
+/// end; an error or an interrupt removes everything this run wrote. Errors name
+/// the file.
 FailureOr<WriteStats> writeTraceSet(const TraceSet &set,
                                     const WriteOptions &o, Location loc);
 
