@@ -1,4 +1,4 @@
-//===- WeightDiscovery.h - Weights no annotation names ----*- C++ -*-===//
+//===- WeightDiscovery.h - Weights no annotation names ----------*- C++ -*-===//
 //-*-===//
 //
 // Frontends do not say which tensors are trained: torch-mlir lifts
