@@ -28,7 +28,7 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP", "A
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.stage_tools_dir, config.llvm_tools_dir]
-tools = ["stage-opt", "stage-translate", "stage-trace", "stage-explore", "FileCheck", "not", "split-file"]
+tools = ["stage-opt", "stage-translate", "stage-trace", "stage-explore", "FileCheck", "not", "split-file", "mlir-opt"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # Headless Chromium opens the HTML report (scripts/setup.sh --tests installs it).
