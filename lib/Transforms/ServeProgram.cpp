@@ -271,11 +271,13 @@ mlir::stage::sampleToken(EinsumOp head, Value logits,
     int activation = getSourceParam(head.getInputs()[0]) ? 1 : 0;
     Value x = head.getInputs()[activation];
     auto xt = cast<SymTensorType>(x.getType());
-    auto seq = llvm::find(xt.getDims(), window->extent);
-    if (seq == xt.getDims().end())
+    // getDims() builds a vector: one copy to search and measure.
+    SmallVector<Expr> xDims = xt.getDims();
+    auto seq = llvm::find(xDims, window->extent);
+    if (seq == xDims.end())
       return head.emitOpError("stage-serve: the LM head's input ")
              << xt << " has no dimension " << window->extent.str();
-    int64_t dim = seq - xt.getDims().begin();
+    int64_t dim = seq - xDims.begin();
     head->setOperand(activation, g.slice(x, dim, window->offset, window->size));
     // The head and the elementwise ops after it see those positions only.
     for (Operation *op = logits.getDefiningOp();;
