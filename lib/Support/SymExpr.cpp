@@ -2,6 +2,8 @@
 
 #include "Stage/Support/SymExpr.h"
 
+#include "Stage/Support/ExprConstants.h"
+
 #include "llvm/ADT/Hashing.h"
 
 #include <algorithm>
@@ -594,5 +596,17 @@ Result<Expr> Expr::parse(const std::string &text) {
     lex.fail(std::string("unexpected '") + lex.peek() + "'");
     return Result<Expr>::failure(lex.error());
   }
+  if (std::optional<std::string> why = getUnprintableConstant(e)) {
+    lex.fail(*why);
+    return Result<Expr>::failure(lex.error());
+  }
   return e;
+}
+
+std::optional<std::string> sym::getUnprintableConstant(const Expr &e) {
+  auto fits = [](const BigInt &v) { return toInt64(v) && toInt64(-v); };
+  for (const Expr::Term &t : e.terms())
+    if (!fits(t.coef.numerator()) || !fits(t.coef.denominator()))
+      return "the constant " + t.coef.str() + " does not fit in 64 bits";
+  return std::nullopt;
 }

@@ -79,6 +79,27 @@ TEST(SymExpr, ParseErrors) {
   EXPECT_EQ(parseError(""), "at column 1: expected an integer, a symbol or '('");
 }
 
+// Found by fuzz-sym-expr (scripts/fuzz.sh): `S-31^-31` parsed to a constant
+// whose printed form (1/31^31 in full) no longer parsed. A parsed
+// expression's constants fit in 64 bits, so that it prints and reads back.
+TEST(SymExpr, ConstantsThatWouldNotReadBackAreRefused) {
+  EXPECT_EQ(
+      parseError("S-31^-31"),
+      "at column 9: the constant -1/17069174130723235958610643029059314756"
+      "044734431 does not fit in 64 bits");
+  EXPECT_EQ(parseError("4294967296*4294967296*a"),
+            "at column 24: the constant 18446744073709551616 does not fit in "
+            "64 bits");
+  for (const char *fits : {"9223372036854775807*a", "-9223372036854775807",
+                           "a/9223372036854775807", "2^62"}) {
+    Result<Expr> e = Expr::parse(fits);
+    ASSERT_TRUE(bool(e)) << fits;
+    Result<Expr> again = Expr::parse(e->str());
+    ASSERT_TRUE(bool(again)) << e->str();
+    EXPECT_EQ(*again, *e);
+  }
+}
+
 TEST(SymExpr, Evaluation) {
   Bindings b{{"B", 8}, {"S", 2048}, {"D", 4096}, {"tp", 4}, {"H", 64}};
   EXPECT_EQ(*parse("2*B*S*D/tp").evaluate(b), 2 * 8 * 2048 * 4096 / 4);

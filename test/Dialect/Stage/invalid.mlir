@@ -20,6 +20,13 @@ func.func private @f(!stage.tensor<[B/(S + D)], f32>)
 
 // -----
 
+// A constant that would not print back as a 64-bit integer (found by
+// fuzzing the expression parser).
+// expected-error @+1 {{invalid expression: the constant 18446744073709551616 does not fit in 64 bits}}
+func.func private @f(!stage.tensor<[B*4294967296*4294967296], f32>)
+
+// -----
+
 // expected-error @+1 {{axis 'tp' appears more than once in the sharding}}
 func.func private @f() attributes {s = #stage.sharding<[[tp], [tp]]>}
 

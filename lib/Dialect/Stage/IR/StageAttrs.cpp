@@ -1,6 +1,7 @@
 //===- StageAttrs.cpp - Attributes of the stage dialect -------------------===//
 
 #include "Stage/Dialect/Stage/IR/StageOps.h"
+#include "Stage/Support/ExprConstants.h"
 
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/STLExtras.h"
@@ -91,6 +92,10 @@ FailureOr<sym::Expr> mlir::stage::parseSymExpr(AsmParser &parser) {
   sym::Expr e;
   if (!grammar.parseExpr(e))
     return failure();
+  if (std::optional<std::string> why = sym::getUnprintableConstant(e)) {
+    lex.fail(*why);
+    return failure();
+  }
   return e;
 }
 
