@@ -402,11 +402,13 @@ static void readDeepSeek(ConfigReader &r, ModelConfig &c, bool v3) {
   m.sharedExperts = r.countOr("n_shared_experts", 0);
   m.firstDenseLayers = r.countOr("first_k_dense_replace", 0);
   m.layerPeriod = r.integerOr("moe_layer_freq", 1);
-  m.layerPhase = m.firstDenseLayers % m.layerPeriod;
   std::string scoring = r.string("scoring_func", v3 ? "sigmoid" : "softmax");
   std::string topkMethod = r.string("topk_method", v3 ? "noaux_tc" : "greedy");
+  // After the check: a refused moe_layer_freq (0) reads as 0 (found by
+  // fuzz-hf-config: a division by zero).
   if (!r.ok())
     return;
+  m.layerPhase = m.firstDenseLayers % m.layerPeriod;
   if (scoring != "softmax" && scoring != "sigmoid")
     r.error() << "field 'scoring_func' is '" << scoring
               << "'; expected 'softmax' or 'sigmoid'";
