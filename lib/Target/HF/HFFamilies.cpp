@@ -226,6 +226,8 @@ static void readGemma3(ConfigReader &r, ModelConfig &c) {
   c.qkNorm = QKNorm::PerHead;
   c.slidingWindow = r.optionalInteger("sliding_window");
   int64_t pattern = r.integerOr("sliding_window_pattern", 6);
+  if (!r.ok())
+    return; // a refused pattern (0) must not divide
   if (!readLayerTypes(r, c)) {
     c.slidingLayers.clear();
     for (int64_t i = 0; i < c.layers; ++i)
