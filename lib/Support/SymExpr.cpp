@@ -261,9 +261,19 @@ Result<Expr> Expr::pow(int n) const {
       c = c * t.coef;
     return monomial(t.mono.pow(n), Rational(1) / c);
   }
+  // A sum's power expands term by term: bounded, so that a short text
+  // cannot ask for an astronomical expansion (found by fuzz-sym-expr).
+  if (!isMonomial() && n > kMaxSumPower)
+    return Result<Expr>::failure("cannot raise a sum to a power above " +
+                                 std::to_string(kMaxSumPower));
   Expr r(1);
-  for (int i = 0; i < n; ++i)
+  for (int i = 0; i < n; ++i) {
+    if (r.ts.size() * ts.size() > kMaxExpandedTerms)
+      return Result<Expr>::failure("the power expands to more than " +
+                                   std::to_string(kMaxExpandedTerms) +
+                                   " terms");
     r *= *this;
+  }
   return r;
 }
 

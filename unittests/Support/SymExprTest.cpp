@@ -82,6 +82,25 @@ TEST(SymExpr, ParseErrors) {
 // Found by fuzz-sym-expr (scripts/fuzz.sh): `S-31^-31` parsed to a constant
 // whose printed form (1/31^31 in full) no longer parsed. A parsed
 // expression's constants fit in 64 bits, so that it prints and reads back.
+// Found by fuzz-sym-expr: a sum of a dozen terms to the 60th power asked
+// for an expansion that never finished. Expansions are bounded.
+TEST(SymExpr, ExpansionsAreBounded) {
+  EXPECT_EQ(parseError("(a+b)^65"),
+            "at column 9: cannot raise a sum to a power above 64");
+  EXPECT_EQ(parseError("(a+b+c+d+e+f+g)^40"),
+            "at column 19: the power expands to more than 10000 terms");
+  std::string chain = "(a0+b0)";
+  for (int i = 1; i < 14; ++i)
+    chain += "*(a" + std::to_string(i) + "+b" + std::to_string(i) + ")";
+  EXPECT_EQ(parseError(chain), "at column " + std::to_string(chain.size() + 1) +
+                                   ": the product expands to more than 10000 "
+                                   "terms");
+  // Within the bounds: 2^13 terms, and a four-term sum to the 20th power.
+  EXPECT_EQ(Expr::parse(chain.substr(0, chain.rfind('*')))->terms().size(),
+            8192u);
+  EXPECT_EQ(Expr::parse("(a+b+c+d)^20")->terms().size(), 1771u);
+}
+
 TEST(SymExpr, ConstantsThatWouldNotReadBackAreRefused) {
   EXPECT_EQ(
       parseError("S-31^-31"),

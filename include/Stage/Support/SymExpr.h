@@ -92,6 +92,12 @@ class Expr;
 using Bindings = std::map<std::string, int64_t>;
 using Substitution = std::map<std::string, Expr>;
 
+/// The most terms parsing or a power expands a product of sums to, and the
+/// highest power of a sum: real sizes have a few terms; a short text must
+/// not ask for an astronomical expansion.
+constexpr size_t kMaxExpandedTerms = 10000;
+constexpr int kMaxSumPower = 64;
+
 class Expr {
 public:
   struct Term {
@@ -233,6 +239,9 @@ private:
       if (lex.punct('*')) {
         if (!parseFactor(rhs))
           return false;
+        if (out.terms().size() * rhs.terms().size() > kMaxExpandedTerms)
+          return lex.fail("the product expands to more than " +
+                          std::to_string(kMaxExpandedTerms) + " terms");
         out *= rhs;
       } else if (lex.punct('/')) {
         if (!parseFactor(rhs))

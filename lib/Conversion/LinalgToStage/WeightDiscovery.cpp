@@ -86,7 +86,7 @@ ActivationDims::ActivationDims(func::FuncOp fn) {
             for (unsigned d = 0; d < unsigned(rank(r)); ++d)
               classes.unionSets(id(r, d), id(o, d));
   });
-  // The activation dimensions: those the most linalg results carry.
+  // The batch: the dimension the most linalg results carry.
   llvm::DenseMap<unsigned, unsigned> carriers;
   for (Value r : results) {
     llvm::DenseSet<unsigned> seen;
