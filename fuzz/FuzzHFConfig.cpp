@@ -6,13 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Stage/Dialect/Stage/IR/StageDialect.h"
+#include "FuzzContext.h"
+
 #include "Stage/Models/TransformerBuilder.h"
 #include "Stage/Target/HF/HFImport.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 
 #include <cstdint>
@@ -20,12 +18,8 @@
 using namespace mlir;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static MLIRContext *ctx = [] {
-    auto *c = new MLIRContext(MLIRContext::Threading::DISABLED);
-    c->loadDialect<stage::StageDialect, func::FuncDialect>();
-    return c;
-  }();
-  ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
+  MLIRContext *ctx = &stage_fuzz::getContext();
+  stage_fuzz::Quiet quiet(*ctx);
   Location loc = UnknownLoc::get(ctx);
   // Few layers and a short sequence: what is fuzzed is the reading, not
   // the size of the model (which the importer's limits bound).

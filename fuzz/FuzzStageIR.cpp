@@ -7,13 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Stage/Dialect/Stage/IR/StageDialect.h"
+#include "FuzzContext.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
-#include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -22,14 +17,8 @@
 using namespace mlir;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static MLIRContext *ctx = [] {
-    // stage's own parsers: the upstream dialects frontends use (linalg,
-    // tosa) are upstream's to fuzz.
-    auto *c = new MLIRContext(MLIRContext::Threading::DISABLED);
-    c->loadDialect<stage::StageDialect, func::FuncDialect>();
-    return c;
-  }();
-  ScopedDiagnosticHandler quiet(ctx, [](Diagnostic &) { return success(); });
+  MLIRContext *ctx = &stage_fuzz::getContext();
+  stage_fuzz::Quiet quiet(*ctx);
   ParserConfig config(ctx);
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
       llvm::StringRef(reinterpret_cast<const char *>(data), size), config);

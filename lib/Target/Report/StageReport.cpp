@@ -77,6 +77,22 @@ FailureOr<Section> memorySection(func::FuncOp fn, const sym::Bindings &b,
   return m.take();
 }
 
+/// A rank class's report as far as its memory: the class, its layers and
+/// the memory section.
+FailureOr<StageReport> memoryReport(func::FuncOp fn, const sym::Bindings &b,
+                                    const RankClass &cls,
+                                    const StageMemory &mem) {
+  StageReport sr;
+  sr.stage = cls.stage;
+  sr.layers = layerRanges(cls);
+  sr.peakAt = mem.peakAt;
+  FailureOr<Section> m = memorySection(fn, b, mem);
+  if (failed(m))
+    return failure();
+  sr.sections.push_back(std::move(*m));
+  return sr;
+}
+
 } // namespace
 
 /// One function: every section of every stage's report reads the same walk
@@ -96,15 +112,10 @@ LogicalResult mlir::stage::report::buildStageReports(
                request.timeOnlyWithin;
       })) {
     for (auto [cls, mem] : llvm::zip(step.classes, *memory)) {
-      StageReport sr;
-      sr.stage = cls.stage;
-      sr.layers = layerRanges(cls);
-      sr.peakAt = mem.peakAt;
-      FailureOr<Section> m = memorySection(fn, b, mem);
-      if (failed(m))
+      FailureOr<StageReport> sr = memoryReport(fn, b, cls, mem);
+      if (failed(sr))
         return failure();
-      sr.sections.push_back(std::move(*m));
-      report.stages.push_back(std::move(sr));
+      report.stages.push_back(std::move(*sr));
     }
     return success();
   }
@@ -128,14 +139,10 @@ LogicalResult mlir::stage::report::buildStageReports(
   PhaseCosts jobCosts;
   std::vector<CommVolume> jobTraffic;
   for (auto [cls, mem] : llvm::zip(step.classes, *memory)) {
-    StageReport sr;
-    sr.stage = cls.stage;
-    sr.layers = layerRanges(cls);
-    sr.peakAt = mem.peakAt;
-    FailureOr<Section> memorySec = memorySection(fn, b, mem);
-    if (failed(memorySec))
+    FailureOr<StageReport> started = memoryReport(fn, b, cls, mem);
+    if (failed(started))
       return failure();
-    sr.sections.push_back(std::move(*memorySec));
+    StageReport &sr = *started;
 
     SmallVector<Operation *> chunkOps(cls.chunks.begin(), cls.chunks.end());
     SectionBuilder f(fn, b, "flops", "FLOPs per rank and iteration");
