@@ -13,6 +13,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <string>
 
 using namespace mlir;
 
@@ -20,8 +21,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   MLIRContext *ctx = &stage_fuzz::getContext();
   stage_fuzz::Quiet quiet(*ctx);
   ParserConfig config(ctx);
-  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(
-      llvm::StringRef(reinterpret_cast<const char *>(data), size), config);
+  // MLIR's lexer relies on the NUL that ends every file buffer; libFuzzer's
+  // input has none, so it is copied into a string, which has one.
+  std::string source(reinterpret_cast<const char *>(data), size);
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(source, config);
   if (!module)
     return 0;
   std::string printed;

@@ -3,8 +3,8 @@
 // Any bytes as a two-rank Chakra trace set: the communicator groups file
 // (workload.json) and two rank files, unpacked from the input as
 //   u32 n | n bytes workload.json | u32 m | m bytes rank 0 | rest: rank 1
-// (little endian; fuzz/pack_trace_set.py packs seeds). The set is written
-// to a scratch directory and verified as `stage-trace verify` does:
+// (little endian; fuzz/pack_trace_set.py packs seeds). The set is read
+// from memory and verified as `stage-trace verify` does:
 // decoding, dependencies, groups, send/recv pairs and the abstract run. Any
 // finding is fine; a crash or a hang is a bug.
 //
@@ -13,10 +13,8 @@
 #include "Stage/Target/ChakraVerify/Verifier.h"
 
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
+#include <map>
 #include <string>
-#include <unistd.h>
 
 namespace {
 /// Takes a length-prefixed part off the front of `in` (the rest when the
@@ -36,35 +34,18 @@ std::string takePart(const uint8_t *&in, size_t &left) {
   return part;
 }
 
-void writeFile(const std::string &path, const std::string &bytes) {
-  FILE *f = fopen(path.c_str(), "wb");
-  if (!f)
-    abort(); // the scratch directory is gone: nothing to fuzz
-  fwrite(bytes.data(), 1, bytes.size(), f);
-  fclose(f);
-}
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static const std::string dir = [] {
-    const char *base = getenv("TMPDIR");
-    std::string d = std::string(base ? base : "/tmp") + "/stage-fuzz-trace-" +
-                    std::to_string(getpid());
-    std::string cmd = "mkdir -p '" + d + "'";
-    if (system(cmd.c_str()) != 0)
-      abort();
-    return d;
-  }();
   const uint8_t *in = data;
   size_t left = size;
-  std::string groups = takePart(in, left);
-  std::string rank0 = takePart(in, left);
-  std::string rank1(reinterpret_cast<const char *>(in), left);
-  writeFile(dir + "/workload.json", groups);
-  writeFile(dir + "/workload.0.et", rank0);
-  writeFile(dir + "/workload.1.et", rank1);
+  std::map<std::string, std::string> files;
+  files["workload.json"] = takePart(in, left);
+  files["workload.0.et"] = takePart(in, left);
+  files["workload.1.et"].assign(reinterpret_cast<const char *>(in), left);
   stage::trace::TraceSetOptions o;
-  o.dir = dir;
+  o.dir = "fuzz";
+  o.files = &files;
   o.threads = 1;
   (void)stage::trace::verifyTraceSet(o);
   std::string error;

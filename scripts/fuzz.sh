@@ -4,7 +4,9 @@
 # each target's corpus from the test inputs and examples, and runs every
 # target for SECONDS (default 60). Fails if any target finds a crash, a
 # hang or a sanitizer report; the reproducer is under
-# build-fuzz/findings/TARGET/ (docs/Testing.md).
+# build-fuzz/findings/TARGET/ (docs/Testing.md). The random seed is fixed
+# (STAGE_FUZZ_SEED, default 1; 0 picks one), so that a run on the same
+# corpus on the same machine is repeatable.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 #
@@ -92,12 +94,12 @@ for t in "${targets[@]}"; do
   [[ $t == fuzz-trace-set ]] && max_len=1048576
   "$build/fuzz/$t" "$corpus/$t" -max_total_time="$seconds" -timeout=10 \
     -rss_limit_mb=4096 -max_len=$max_len -print_final_stats=1 \
-    -artifact_prefix="$build/findings/$t/" > "$log" 2>&1 || rc=$?
+    -seed="${STAGE_FUZZ_SEED:-1}" -artifact_prefix="$build/findings/$t/" > "$log" 2>&1 || rc=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   if [[ $rc -ne 0 ]]; then
     status=1
     echo "fuzz: $t FAILED after ${runs:-?} executions (exit $rc): $(ls "$build/findings/$t" | head -3 | tr '\n' ' ')"
-    grep -m3 -E "ERROR|runtime error|deadly signal|timeout" "$log" || true
+    grep -m1 -A12 -E "ERROR|runtime error|deadly signal|timeout" "$log" || true
   else
     echo "fuzz: $t ${runs:-?} executions in ${seconds} s, no finding (corpus: $(ls "$corpus/$t" | wc -l) inputs)"
   fi

@@ -115,12 +115,15 @@ void stage::trace::parallelFor(int64_t n, unsigned threads,
     threads = std::max(1u, std::thread::hardware_concurrency());
   threads = std::max<unsigned>(1, std::min<int64_t>(threads, n));
   std::atomic<int64_t> next{0};
+  auto work = [&] {
+    for (int64_t i = next++; i < n; i = next++)
+      body(i);
+  };
+  // The calling thread is one of the workers: one thread starts none.
   std::vector<std::thread> pool;
-  for (unsigned t = 0; t < threads; ++t)
-    pool.emplace_back([&] {
-      for (int64_t i = next++; i < n; i = next++)
-        body(i);
-    });
+  for (unsigned t = 1; t < threads; ++t)
+    pool.emplace_back(work);
+  work();
   for (auto &t : pool)
     t.join();
 }
@@ -161,10 +164,24 @@ private:
   std::unordered_map<uint64_t, uint32_t> map;
 };
 
+/// The bytes of the set's file `path` (`dir/name`), from disk or from
+/// the options' in-memory files.
+llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>>
+readSetFile(const TraceSetOptions &o, const std::string &path) {
+  if (!o.files)
+    return llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                       /*RequiresNullTerminator=*/false);
+  auto it = o.files->find(llvm::sys::path::filename(path).str());
+  if (it == o.files->end())
+    return std::make_error_code(std::errc::no_such_file_or_directory);
+  return llvm::MemoryBuffer::getMemBuffer(it->second, path,
+                                          /*RequiresNullTerminator=*/false);
+}
+
 /// The groups file: `{"1": [0, 1], ...}` with positive decimal keys.
-void loadGroups(const std::string &path, int64_t n, TraceSet &set,
-                Errors &errors) {
-  auto buf = llvm::MemoryBuffer::getFile(path);
+void loadGroups(const TraceSetOptions &o, const std::string &path, int64_t n,
+                TraceSet &set, Errors &errors) {
+  auto buf = readSetFile(o, path);
   if (!buf) {
     errors.add("cannot read " + path + ": " + buf.getError().message());
     return;
@@ -437,14 +454,19 @@ bool stage::trace::loadTraceSet(const TraceSetOptions &o, TraceSet &set,
   std::error_code ec;
   std::set<int64_t> found;
   std::string head = o.prefix + ".";
-  for (llvm::sys::fs::directory_iterator it(o.dir, ec), end; it != end && !ec;
-       it.increment(ec)) {
-    llvm::StringRef name = llvm::sys::path::filename(it->path());
+  auto addRank = [&](llvm::StringRef name) {
     int64_t r;
     if (name.consume_front(head) && name.consume_back(".et") &&
         !name.getAsInteger(10, r) && r >= 0)
       found.insert(r);
-  }
+  };
+  if (o.files)
+    for (const auto &file : *o.files)
+      addRank(file.first);
+  else
+    for (llvm::sys::fs::directory_iterator it(o.dir, ec), end; it != end && !ec;
+         it.increment(ec))
+      addRank(llvm::sys::path::filename(it->path()));
   if (ec) {
     errors.add("cannot read the directory " + o.dir + ": " + ec.message());
     return false;
@@ -461,8 +483,11 @@ bool stage::trace::loadTraceSet(const TraceSetOptions &o, TraceSet &set,
                  std::to_string(n - 1) + " needs one");
 
   std::string groups = o.groups.empty() ? o.dir + "/" + o.prefix + ".json" : o.groups;
-  if (llvm::sys::fs::exists(groups))
-    loadGroups(groups, n, set, errors);
+  bool groupsExist =
+      o.files ? o.files->count(llvm::sys::path::filename(groups).str()) != 0
+              : llvm::sys::fs::exists(groups);
+  if (groupsExist)
+    loadGroups(o, groups, n, set, errors);
   else if (!o.groups.empty())
     errors.add("the groups file " + groups + " does not exist");
 
@@ -498,8 +523,7 @@ bool stage::trace::loadTraceSet(const TraceSetOptions &o, TraceSet &set,
     if (!found.count(r))
       return;
     std::string path = o.dir + "/" + o.prefix + "." + std::to_string(r) + ".et";
-    auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                           /*RequiresNullTerminator=*/false);
+    auto buf = readSetFile(o, path);
     if (!buf) {
       errors.add("cannot read " + path + ": " + buf.getError().message());
       return;

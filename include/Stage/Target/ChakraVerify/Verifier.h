@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct TraceSetOptions {
   std::string prefix = "workload"; // files <prefix>.<rank>.et
   std::string groups;              // default: <dir>/<prefix>.json if present
   unsigned threads = 0;            // 0: all cores
+  /// When set, the set's files by name (`workload.0.et`, ...), read from
+  /// memory instead of `dir`: the fuzz target's way, without file I/O.
+  const std::map<std::string, std::string> *files = nullptr;
   /// When set, the seconds of each compute node (from its num_ops,
   /// tensor_size and duration_micros) are kept for a timed replay.
   std::function<double(uint64_t flops, uint64_t bytes, uint64_t micros)>
