@@ -224,10 +224,26 @@ Expr Expr::operator*(const Expr &o) const {
               [](const Term &a, const Term &b) { return a.mono < b.mono; });
     return fromSortedTerms(std::move(out));
   }
-  Expr sum;
-  for (const Term &t : o.ts)
-    sum += *this * monomial(t.mono, t.coef);
-  return sum;
+  // A product of sums: every pair's product, sorted once and like terms
+  // combined (m*n log(m*n); summing n partial products merged m*n*n terms).
+  std::vector<Term> products;
+  products.reserve(ts.size() * o.ts.size());
+  for (const Term &a : ts)
+    for (const Term &b : o.ts)
+      products.push_back({a.mono * b.mono, a.coef * b.coef});
+  std::sort(products.begin(), products.end(),
+            [](const Term &a, const Term &b) { return a.mono < b.mono; });
+  std::vector<Term> out;
+  for (Term &t : products) {
+    if (!out.empty() && out.back().mono == t.mono)
+      out.back().coef = out.back().coef + t.coef;
+    else
+      out.push_back(std::move(t));
+  }
+  out.erase(std::remove_if(out.begin(), out.end(),
+                           [](const Term &t) { return t.coef.isZero(); }),
+            out.end());
+  return fromSortedTerms(std::move(out));
 }
 
 Result<Expr> Expr::div(const Expr &divisor) const {
@@ -250,7 +266,12 @@ Expr Expr::divExact(const Expr &divisor) const {
   return *r;
 }
 
-Result<Expr> Expr::pow(int n) const {
+std::string sym::expansionWorkError() {
+  return "the expression expands to more than " +
+         std::to_string(kMaxExpansionWork) + " term products";
+}
+
+Result<Expr> Expr::pow(int n, size_t *work) const {
   if (n < 0) {
     if (!isMonomial())
       return Result<Expr>::failure("cannot raise the sum '" + str() +
@@ -266,12 +287,18 @@ Result<Expr> Expr::pow(int n) const {
   if (!isMonomial() && n > kMaxSumPower)
     return Result<Expr>::failure("cannot raise a sum to a power above " +
                                  std::to_string(kMaxSumPower));
+  size_t ownWork = 0;
+  if (!work)
+    work = &ownWork;
   Expr r(1);
   for (int i = 0; i < n; ++i) {
-    if (r.ts.size() * ts.size() > kMaxExpandedTerms)
+    size_t products = r.ts.size() * ts.size();
+    if (products > kMaxExpandedTerms)
       return Result<Expr>::failure("the power expands to more than " +
                                    std::to_string(kMaxExpandedTerms) +
                                    " terms");
+    if ((*work += products) > kMaxExpansionWork)
+      return Result<Expr>::failure(expansionWorkError());
     r *= *this;
   }
   return r;

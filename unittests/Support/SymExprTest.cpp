@@ -95,6 +95,18 @@ TEST(SymExpr, ExpansionsAreBounded) {
   EXPECT_EQ(parseError(chain), "at column " + std::to_string(chain.size() + 1) +
                                    ": the product expands to more than 10000 "
                                    "terms");
+  // A power within the term bound whose expansion computes 3 * C(62, 3)
+  // term products; and several products each within the bounds that add
+  // up to more than the budget (20 x 2^13 products of two-term sums).
+  EXPECT_EQ(parseError("(a+b+c)^60"),
+            "at column 11: the expression expands to more than 100000 term "
+            "products");
+  std::string sum = chain.substr(0, chain.rfind('*'));
+  std::string sums = sum;
+  for (int i = 1; i < 20; ++i)
+    sums += "+" + sum;
+  EXPECT_NE(parseError(sums).find("more than 100000 term products"),
+            std::string::npos);
   // Within the bounds: 2^13 terms, and a four-term sum to the 20th power.
   EXPECT_EQ(Expr::parse(chain.substr(0, chain.rfind('*')))->terms().size(),
             8192u);

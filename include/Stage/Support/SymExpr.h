@@ -92,11 +92,13 @@ class Expr;
 using Bindings = std::map<std::string, int64_t>;
 using Substitution = std::map<std::string, Expr>;
 
-/// The most terms parsing or a power expands a product of sums to, and the
-/// highest power of a sum: real sizes have a few terms; a short text must
-/// not ask for an astronomical expansion.
+/// The most terms parsing or a power expands a product of sums to, the
+/// highest power of a sum, and the most term products one parse (or one
+/// power) computes in all: real sizes have a few terms; a short text must
+/// not ask for an astronomical expansion, nor for many large ones.
 constexpr size_t kMaxExpandedTerms = 10000;
 constexpr int kMaxSumPower = 64;
+constexpr size_t kMaxExpansionWork = 100000;
 
 class Expr {
 public:
@@ -145,7 +147,9 @@ public:
   /// Division that the caller knows to be by a monomial; aborts otherwise.
   Expr divExact(const Expr &divisor) const;
   /// Integer powers; negative exponents only for monomials.
-  Result<Expr> pow(int n) const;
+  /// `work`, when given, adds up the term products computed across calls
+  /// (a parse's); the power fails once they pass kMaxExpansionWork.
+  Result<Expr> pow(int n, size_t *work = nullptr) const;
 
   /// Replaces the symbols in `s` by their expressions; other symbols stay.
   /// Fails when a symbol with a negative exponent is replaced by a sum.
@@ -187,6 +191,9 @@ inline llvm::hash_code hash_value(const Expr &e) { return e.hash(); }
 Expr product(const std::vector<Expr> &factors);
 
 /// The part of a diagnostic that explains why `e = value` is not an integer:
+/// The error of an expansion above kMaxExpansionWork.
+std::string expansionWorkError();
+
 /// "tp must divide H" for monomials, empty otherwise.
 std::string divisibilityHint(const Expr &e);
 
@@ -239,9 +246,12 @@ private:
       if (lex.punct('*')) {
         if (!parseFactor(rhs))
           return false;
-        if (out.terms().size() * rhs.terms().size() > kMaxExpandedTerms)
+        size_t products = out.terms().size() * rhs.terms().size();
+        if (products > kMaxExpandedTerms)
           return lex.fail("the product expands to more than " +
                           std::to_string(kMaxExpandedTerms) + " terms");
+        if ((work += products) > kMaxExpansionWork)
+          return lex.fail(expansionWorkError());
         out *= rhs;
       } else if (lex.punct('/')) {
         if (!parseFactor(rhs))
@@ -272,7 +282,7 @@ private:
         return lex.fail("expected an integer exponent after '^'");
       if (n > 1024)
         return lex.fail("exponent " + std::to_string(n) + " is too large");
-      Result<Expr> p = out.pow(negative ? -int(n) : int(n));
+      Result<Expr> p = out.pow(negative ? -int(n) : int(n), &work);
       if (!p)
         return lex.fail(p.error());
       out = *p;
@@ -302,6 +312,8 @@ private:
   }
 
   Lexer &lex;
+  /// The term products this parse has computed (kMaxExpansionWork).
+  size_t work = 0;
 };
 
 } // namespace sym

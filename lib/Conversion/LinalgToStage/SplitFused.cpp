@@ -11,7 +11,9 @@
 // reach the weight; a parameter partitioned so becomes one parameter per
 // part (`attn.c_attn.weight.0`, `.1`, `.2`). Each part is then a projection
 // of its own, as the presets write them, and the FLOPs do not change: every
-// element is still computed once.
+// element is still computed once. An interleaved layout (GPT-NeoX's view
+// [B, S, H, 3*Dh], sliced along its last dimension) first moves the view
+// before the projection, onto the weight.
 //
 //===----------------------------------------------------------------------===//
 
@@ -111,6 +113,171 @@ static bool splitReshape(ReshapeOp op, const Partition &p, GraphBuilder &g,
     return g.reshape(sliceLike(g, op.getInput(), inDim, s), dims);
   });
   return true;
+}
+
+/// For a reshape that only splits dimensions, how many dimensions of its
+/// result each input dimension splits into (at least one each).
+static std::optional<SmallVector<unsigned>> splitGroups(ReshapeOp op) {
+  std::optional<SmallVector<unsigned>> groups =
+      mergeGroups(GraphBuilder::typeOf(op.getResult()).getDims(),
+                  GraphBuilder::typeOf(op.getInput()).getDims());
+  if (!groups || llvm::is_contained(*groups, 0u))
+    return std::nullopt;
+  return groups;
+}
+
+/// `dims` with each dimension replaced by the `result` dimensions its group
+/// splits into (units where `dims` broadcasts); `first` is the group of
+/// `dims[0]` (a trailing-aligned operand starts later).
+static SmallVector<Expr> splitDims(ArrayRef<Expr> dims, ArrayRef<Expr> result,
+                                   ArrayRef<unsigned> groups, size_t first) {
+  SmallVector<Expr> out;
+  size_t at = 0;
+  for (size_t i = 0; i < first; ++i)
+    at += groups[i];
+  for (auto [i, d] : llvm::enumerate(dims)) {
+    unsigned n = groups[first + i];
+    if (d == Expr(1) && result[at] != Expr(1))
+      out.append(n, Expr(1)); // broadcast: unit in every part
+    else
+      out.append(result.begin() + at, result.begin() + at + n);
+    at += n;
+  }
+  return out;
+}
+
+/// A splitting reshape of an einsum's result (GPT-NeoX's fused QKV viewed
+/// as [B, S, H, 3*Dh]): the einsum on operands reshaped alike, each split
+/// index becoming as many indices, so that the slices of the split
+/// dimension reach the operand that carries it.
+static bool sinkIntoEinsum(ReshapeOp op, EinsumOp producer,
+                           ArrayRef<unsigned> groups, GraphBuilder &g,
+                           PatternRewriter &b) {
+  std::string result = producer.getResultIndices();
+  SmallVector<std::string> terms = producer.getInputIndices();
+  std::string used = result;
+  for (const std::string &t : terms)
+    used += t;
+  std::string fresh;
+  for (char first : {'a', 'A'})
+    for (char c = first; c < first + 26; ++c)
+      if (used.find(c) == std::string::npos)
+        fresh.push_back(c);
+  // Each result index, as the indices of its group in the new result.
+  std::map<char, std::string> renamed;
+  size_t next = 0;
+  for (auto [i, c] : llvm::enumerate(result)) {
+    if (groups[i] == 1) {
+      renamed[c] = std::string(1, c);
+      continue;
+    }
+    if (next + groups[i] > fresh.size())
+      return false;
+    renamed[c] = fresh.substr(next, groups[i]);
+    next += groups[i];
+  }
+  SmallVector<Expr> out = GraphBuilder::typeOf(op.getResult()).getDims();
+  std::map<char, SmallVector<Expr>> factors;
+  size_t at = 0;
+  for (auto [i, c] : llvm::enumerate(result)) {
+    factors[c].assign(out.begin() + at, out.begin() + at + groups[i]);
+    at += groups[i];
+  }
+  SmallVector<Value> inputs;
+  std::string spec;
+  for (auto [term, in] : llvm::zip(terms, producer.getInputs())) {
+    SmallVector<Expr> dims;
+    std::string newTerm;
+    SmallVector<Expr> inDims = GraphBuilder::typeOf(in).getDims();
+    for (auto [d, c] : llvm::zip(inDims, term)) {
+      auto it = renamed.find(c);
+      if (it == renamed.end() || it->second.size() == 1) {
+        dims.push_back(d);
+        newTerm += it == renamed.end() ? std::string(1, c) : it->second;
+        continue;
+      }
+      dims.append(factors[c]);
+      newTerm += it->second;
+    }
+    b.setInsertionPoint(op);
+    inputs.push_back(dims == inDims ? in : g.reshape(in, dims));
+    spec += (spec.empty() ? "" : ",") + newTerm;
+  }
+  std::string newResult;
+  for (char c : result)
+    newResult += renamed[c];
+  spec += "->" + newResult;
+  Value e = g.einsum(spec, inputs,
+                     GraphBuilder::typeOf(op.getResult()).getElementType());
+  for (NamedAttribute a : producer->getDiscardableAttrs())
+    e.getDefiningOp()->setAttr(a.getName(), a.getValue());
+  b.replaceOp(op, e);
+  b.eraseOp(producer);
+  return true;
+}
+
+/// A splitting reshape of an elementwise op's result: the op on its
+/// operands reshaped alike (an operand broadcast over leading or unit
+/// dimensions keeps them so).
+static bool sinkIntoEwise(ReshapeOp op, EwiseOp producer,
+                          ArrayRef<unsigned> groups, GraphBuilder &g,
+                          PatternRewriter &b) {
+  SymTensorType rt = GraphBuilder::typeOf(producer.getResult());
+  SmallVector<Expr> out = GraphBuilder::typeOf(op.getResult()).getDims();
+  for (Value in : producer.getInputs()) {
+    SmallVector<Expr> dims = GraphBuilder::typeOf(in).getDims();
+    size_t first = rt.getRank() - dims.size();
+    for (auto [i, d] : llvm::enumerate(dims))
+      if (d != rt.getDim(first + i) && d != Expr(1))
+        return false;
+  }
+  SmallVector<Value> inputs;
+  for (Value in : producer.getInputs()) {
+    SmallVector<Expr> dims = GraphBuilder::typeOf(in).getDims();
+    SmallVector<Expr> split =
+        splitDims(dims, out, groups, rt.getRank() - dims.size());
+    b.setInsertionPoint(op);
+    inputs.push_back(split == dims ? in : g.reshape(in, split));
+  }
+  b.replaceOp(op, cloneOn(producer, inputs, op.getResult().getType(), b));
+  b.eraseOp(producer);
+  return true;
+}
+
+/// A parameter read only through a splitting reshape is declared in the
+/// reshaped shape (a weight's layout is the model's choice). Its dimension
+/// names do not name the split parts: they are dropped, and stage-symbolize
+/// relates the parts to the activations' dimensions.
+static bool reshapeParam(ReshapeOp op, ParamOp param, PatternRewriter &b) {
+  b.setInsertionPoint(param);
+  auto reshaped = ParamOp::create(b, param.getLoc(), op.getResult().getType(),
+                                  param.getNameAttr(), param.getKindAttr(),
+                                  param.getGroupAttr());
+  for (NamedAttribute a : param->getDiscardableAttrs())
+    if (a.getName() != getDimNamesAttrName())
+      reshaped->setAttr(a.getName(), a.getValue());
+  b.replaceOp(op, reshaped.getResult());
+  b.eraseOp(param);
+  return true;
+}
+
+/// A splitting reshape whose result the slices partition (along a
+/// dimension it splits off, which no slice of its input can express):
+/// moved before its producer (an einsum, an elementwise op or a parameter
+/// used only here), where the slices can follow.
+static bool sinkReshape(ReshapeOp op, GraphBuilder &g, PatternRewriter &b) {
+  std::optional<SmallVector<unsigned>> groups = splitGroups(op);
+  Operation *producer = op.getInput().getDefiningOp();
+  if (!groups || !producer || !op.getInput().hasOneUse() ||
+      hasPlanSharding(producer))
+    return false;
+  if (auto e = dyn_cast<EinsumOp>(producer))
+    return sinkIntoEinsum(op, e, *groups, g, b);
+  if (auto e = dyn_cast<EwiseOp>(producer))
+    return sinkIntoEwise(op, e, *groups, g, b);
+  if (auto p = dyn_cast<ParamOp>(producer))
+    return reshapeParam(op, p, b);
+  return false;
 }
 
 /// An elementwise op's slices: the op on the slices of its operands (an
@@ -223,7 +390,7 @@ struct SplitPartitioned : RewritePattern {
     b.setInsertionPoint(op);
     bool split = false;
     if (auto r = dyn_cast<ReshapeOp>(op))
-      split = splitReshape(r, *p, g, b);
+      split = splitReshape(r, *p, g, b) || sinkReshape(r, g, b);
     else if (auto e = dyn_cast<EwiseOp>(op))
       split = splitEwise(e, *p, g, b);
     else if (auto e = dyn_cast<EinsumOp>(op))

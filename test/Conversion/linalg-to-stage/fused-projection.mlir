@@ -72,3 +72,45 @@ func.func @whole_used(%x: tensor<4x16xf32> {stage.input = "x"},
   %b = tensor.extract_slice %y[0, 12] [4, 12] [1, 1] : tensor<4x24xf32> to tensor<4x12xf32>
   return %a, %b, %y : tensor<4x12xf32>, tensor<4x12xf32>, tensor<4x24xf32>
 }
+
+// -----
+
+// An interleaved layout (GPT-NeoX's): the result viewed as [4, 2, 12], two
+// heads of q|k|v side by side, sliced along the last dimension. The view
+// moves before the matmul onto the weight, declared as [16, 2, 12] and then
+// split into three [16, 2, 4] parameters; the einsum computes each part.
+// With another use of the matmul's result, nothing moves.
+
+// CHECK-LABEL: func.func @interleaved
+// CHECK-DAG:  %[[W0:.*]] = stage.param "w.0" : !stage.tensor<[16, 2, 4], f32>
+// CHECK-DAG:  stage.param "w.2" : !stage.tensor<[16, 2, 4], f32>
+// CHECK-NOT:  stage.slice
+// CHECK:      stage.einsum "{{.*}}" %{{.*}}, %[[W0]] : (!stage.tensor<[4, 16], f32>, !stage.tensor<[16, 2, 4], f32>) -> !stage.tensor<[4, 2, 4], f32>
+// CHECK-LABEL: func.func @interleaved_whole_used
+// CHECK:      stage.param "w" : !stage.tensor<[16, 24], f32>
+// CHECK:      stage.reshape
+// CHECK:      stage.slice
+func.func @interleaved(%x: tensor<4x16xf32> {stage.input = "x"},
+                       %w: tensor<16x24xf32> {stage.param = "w"}) -> (tensor<4x2x4xf32>, tensor<4x2x4xf32>, tensor<4x2x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x24xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x24xf32>) -> tensor<4x24xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<4x16xf32>, tensor<16x24xf32>) outs(%z : tensor<4x24xf32>) -> tensor<4x24xf32>
+  %v = tensor.expand_shape %y [[0], [1, 2]] output_shape [4, 2, 12] : tensor<4x24xf32> into tensor<4x2x12xf32>
+  %q = tensor.extract_slice %v[0, 0, 0] [4, 2, 4] [1, 1, 1] : tensor<4x2x12xf32> to tensor<4x2x4xf32>
+  %k = tensor.extract_slice %v[0, 0, 4] [4, 2, 4] [1, 1, 1] : tensor<4x2x12xf32> to tensor<4x2x4xf32>
+  %u = tensor.extract_slice %v[0, 0, 8] [4, 2, 4] [1, 1, 1] : tensor<4x2x12xf32> to tensor<4x2x4xf32>
+  return %q, %k, %u : tensor<4x2x4xf32>, tensor<4x2x4xf32>, tensor<4x2x4xf32>
+}
+func.func @interleaved_whole_used(%x: tensor<4x16xf32> {stage.input = "x"},
+                                  %w: tensor<16x24xf32> {stage.param = "w"}) -> (tensor<4x2x4xf32>, tensor<4x2x4xf32>, tensor<4x2x4xf32>, tensor<4x24xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x24xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x24xf32>) -> tensor<4x24xf32>
+  %y = linalg.matmul ins(%x, %w : tensor<4x16xf32>, tensor<16x24xf32>) outs(%z : tensor<4x24xf32>) -> tensor<4x24xf32>
+  %v = tensor.expand_shape %y [[0], [1, 2]] output_shape [4, 2, 12] : tensor<4x24xf32> into tensor<4x2x12xf32>
+  %q = tensor.extract_slice %v[0, 0, 0] [4, 2, 4] [1, 1, 1] : tensor<4x2x12xf32> to tensor<4x2x4xf32>
+  %k = tensor.extract_slice %v[0, 0, 4] [4, 2, 4] [1, 1, 1] : tensor<4x2x12xf32> to tensor<4x2x4xf32>
+  %u = tensor.extract_slice %v[0, 0, 8] [4, 2, 4] [1, 1, 1] : tensor<4x2x12xf32> to tensor<4x2x4xf32>
+  return %q, %k, %u, %y : tensor<4x2x4xf32>, tensor<4x2x4xf32>, tensor<4x2x4xf32>, tensor<4x24xf32>
+}
