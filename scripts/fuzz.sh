@@ -6,7 +6,9 @@
 # hang or a sanitizer report; the reproducer is under
 # build-fuzz/findings/TARGET/ (docs/Testing.md). The random seed is fixed
 # (STAGE_FUZZ_SEED, default 1; 0 picks one), so that a run on the same
-# corpus on the same machine is repeatable.
+# corpus on the same machine is repeatable. An input running longer than
+# STAGE_FUZZ_TIMEOUT seconds (default 10, wall clock: raise it on a busy
+# machine) is a hang.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 #
@@ -94,7 +96,7 @@ for t in "${targets[@]}"; do
   rc=0
   max_len=65536
   [[ $t == fuzz-trace-set ]] && max_len=1048576
-  "$build/fuzz/$t" "$corpus/$t" -max_total_time="$seconds" -timeout=10 \
+  "$build/fuzz/$t" "$corpus/$t" -max_total_time="$seconds" -timeout="${STAGE_FUZZ_TIMEOUT:-10}" \
     -rss_limit_mb=4096 -max_len=$max_len -print_final_stats=1 \
     -seed="${STAGE_FUZZ_SEED:-1}" -artifact_prefix="$build/findings/$t/" > "$log" 2>&1 || rc=$?
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
