@@ -190,10 +190,10 @@ std::string stage::trace::showRank(const TraceSetOptions &o,
                                    llvm::raw_ostream &os) {
   std::string path =
       o.dir + "/" + o.prefix + "." + std::to_string(s.rank) + ".et";
-  if (s.rank < 0 || !llvm::sys::fs::exists(path))
+  auto buf = readSetFile(o, path);
+  if (s.rank < 0 ||
+      (!buf && buf.getError() == std::errc::no_such_file_or_directory))
     return "rank " + std::to_string(s.rank) + " has no file " + path;
-  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                         /*RequiresNullTerminator=*/false);
   if (!buf)
     return "cannot read " + path + ": " + buf.getError().message();
   TraceFile file;

@@ -319,7 +319,7 @@ std::string stage::trace::replayTimeline(const TraceSetOptions &options,
   for (int64_t r : shown) {
     // The names, ids and sizes from the rank's file.
     std::string path = o.dir + "/" + o.prefix + "." + std::to_string(r) + ".et";
-    auto buf = llvm::MemoryBuffer::getFile(path, false, false);
+    auto buf = readSetFile(o, path);
     TraceFile file;
     if (buf)
       (void)decodeTrace(path, (*buf)->getBuffer(), file);

@@ -164,20 +164,6 @@ private:
   std::unordered_map<uint64_t, uint32_t> map;
 };
 
-/// The bytes of the set's file `path` (`dir/name`), from disk or from
-/// the options' in-memory files.
-llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>>
-readSetFile(const TraceSetOptions &o, const std::string &path) {
-  if (!o.files)
-    return llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                       /*RequiresNullTerminator=*/false);
-  auto it = o.files->find(llvm::sys::path::filename(path).str());
-  if (it == o.files->end())
-    return std::make_error_code(std::errc::no_such_file_or_directory);
-  return llvm::MemoryBuffer::getMemBuffer(it->second, path,
-                                          /*RequiresNullTerminator=*/false);
-}
-
 /// The groups file: `{"1": [0, 1], ...}` with positive decimal keys.
 void loadGroups(const TraceSetOptions &o, const std::string &path, int64_t n,
                 TraceSet &set, Errors &errors) {
@@ -448,6 +434,18 @@ void checkRank(const TraceFile &f, int64_t rank, const TraceSet &set, int64_t n,
 }
 
 } // namespace
+
+llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>>
+stage::trace::readSetFile(const TraceSetOptions &o, const std::string &path) {
+  if (!o.files)
+    return llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                       /*RequiresNullTerminator=*/false);
+  auto it = o.files->find(llvm::sys::path::filename(path).str());
+  if (it == o.files->end())
+    return std::make_error_code(std::errc::no_such_file_or_directory);
+  return llvm::MemoryBuffer::getMemBuffer(it->second, path,
+                                          /*RequiresNullTerminator=*/false);
+}
 
 bool stage::trace::loadTraceSet(const TraceSetOptions &o, TraceSet &set,
                                 Errors &errors) {

@@ -13,6 +13,9 @@
 
 #include "Stage/Target/ChakraVerify/Verifier.h"
 
+#include "llvm/Support/ErrorOr.h"
+#include "llvm/Support/MemoryBuffer.h"
+
 #include <functional>
 #include <map>
 #include <memory>
@@ -122,6 +125,11 @@ struct TraceSet {
   std::map<int64_t, std::vector<int64_t>> groups;
   bool hasGroups = false;
 };
+
+/// The bytes of the set's file `path` (`dir/name`), from disk or from the
+/// options' in-memory files.
+llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>>
+readSetFile(const TraceSetOptions &o, const std::string &path);
 
 /// Loads every `<prefix>.<r>.et` and the groups file, checking each rank on
 /// its own; false when there is nothing to check.
