@@ -224,17 +224,22 @@ Expr Expr::operator*(const Expr &o) const {
               [](const Term &a, const Term &b) { return a.mono < b.mono; });
     return fromSortedTerms(std::move(out));
   }
-  // A product of sums: every pair's product, sorted once and like terms
-  // combined (m*n log(m*n); summing n partial products merged m*n*n terms).
+  // A product of sums: every pair's product, summed in one sort (m*n
+  // log(m*n); summing n partial products merged m*n*n terms).
   std::vector<Term> products;
   products.reserve(ts.size() * o.ts.size());
   for (const Term &a : ts)
     for (const Term &b : o.ts)
       products.push_back({a.mono * b.mono, a.coef * b.coef});
-  std::sort(products.begin(), products.end(),
-            [](const Term &a, const Term &b) { return a.mono < b.mono; });
+  return fromTerms(std::move(products));
+}
+
+Expr Expr::fromTerms(std::vector<Term> terms) {
+  std::stable_sort(
+      terms.begin(), terms.end(),
+      [](const Term &a, const Term &b) { return a.mono < b.mono; });
   std::vector<Term> out;
-  for (Term &t : products) {
+  for (Term &t : terms) {
     if (!out.empty() && out.back().mono == t.mono)
       out.back().coef = out.back().coef + t.coef;
     else
@@ -244,6 +249,13 @@ Expr Expr::operator*(const Expr &o) const {
                            [](const Term &t) { return t.coef.isZero(); }),
             out.end());
   return fromSortedTerms(std::move(out));
+}
+
+Expr sym::sum(const std::vector<Expr> &addends) {
+  std::vector<Expr::Term> terms;
+  for (const Expr &e : addends)
+    terms.insert(terms.end(), e.terms().begin(), e.terms().end());
+  return Expr::fromTerms(std::move(terms));
 }
 
 Result<Expr> Expr::div(const Expr &divisor) const {

@@ -84,6 +84,19 @@ TEST(SymExpr, ParseErrors) {
 // expression's constants fit in 64 bits, so that it prints and reads back.
 // Found by fuzz-sym-expr: a sum of a dozen terms to the 60th power asked
 // for an expansion that never finished. Expansions are bounded.
+TEST(SymExpr, SumsCombineInAnyOrder) {
+  Expr a = Expr::symbol("a"), b = Expr::symbol("b");
+  EXPECT_EQ(sym::sum({a * b, Expr(3), -a * b, b, Expr(-3), b}), Expr(2) * b);
+  EXPECT_EQ(sym::sum({}), Expr());
+  // A long printed sum reads back to itself.
+  std::vector<Expr> addends;
+  for (int i = 0; i < 2000; ++i)
+    addends.push_back(Expr(i + 1) * Expr::symbol("x" + std::to_string(i)));
+  Expr total = sym::sum(addends);
+  EXPECT_EQ(total.terms().size(), 2000u);
+  EXPECT_EQ(*Expr::parse(total.str()), total);
+}
+
 TEST(SymExpr, ExpansionsAreBounded) {
   EXPECT_EQ(parseError("(a+b)^65"),
             "at column 9: cannot raise a sum to a power above 64");

@@ -179,6 +179,10 @@ public:
   std::string str() const;
   size_t hash() const;
 
+  /// The sum of `terms` in any order, like monomials combined: one sort,
+  /// where adding them one by one merges quadratically many terms.
+  static Expr fromTerms(std::vector<Term> terms);
+
 private:
   static Expr fromSortedTerms(std::vector<Term> terms);
   std::vector<Term> ts; // sorted by Monomial order, nonzero coefficients
@@ -186,6 +190,9 @@ private:
 
 inline std::string toString(const Expr &e) { return e.str(); }
 inline llvm::hash_code hash_value(const Expr &e) { return e.hash(); }
+
+/// Sum of the given expressions (0 for an empty list), in one sort.
+Expr sum(const std::vector<Expr> &addends);
 
 /// Product of the given expressions (1 for an empty list).
 Expr product(const std::vector<Expr> &factors);
@@ -221,17 +228,19 @@ public:
     Expr term;
     if (!parseTerm(term))
       return false;
-    out = negate ? -term : term;
+    // Summed once at the end: a long printed sum reads in n log n.
+    std::vector<Expr> addends{negate ? -term : term};
     while (true) {
       if (lex.punct('+')) {
         if (!parseTerm(term))
           return false;
-        out += term;
+        addends.push_back(term);
       } else if (lex.punct('-')) {
         if (!parseTerm(term))
           return false;
-        out -= term;
+        addends.push_back(-term);
       } else {
+        out = sum(addends);
         return true;
       }
     }
