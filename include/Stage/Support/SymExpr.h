@@ -197,10 +197,10 @@ Expr sum(const std::vector<Expr> &addends);
 /// Product of the given expressions (1 for an empty list).
 Expr product(const std::vector<Expr> &factors);
 
-/// The part of a diagnostic that explains why `e = value` is not an integer:
 /// The error of an expansion above kMaxExpansionWork.
 std::string expansionWorkError();
 
+/// The part of a diagnostic that explains why `e = value` is not an integer:
 /// "tp must divide H" for monomials, empty otherwise.
 std::string divisibilityHint(const Expr &e);
 
