@@ -309,7 +309,7 @@ Result<Expr> Expr::pow(int n, size_t *work) const {
       return Result<Expr>::failure("the power expands to more than " +
                                    std::to_string(kMaxExpandedTerms) +
                                    " terms");
-    if ((*work += products) > kMaxExpansionWork)
+    if (products > 1 && (*work += products) > kMaxExpansionWork)
       return Result<Expr>::failure(expansionWorkError());
     r *= *this;
   }

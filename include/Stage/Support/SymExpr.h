@@ -94,8 +94,9 @@ using Substitution = std::map<std::string, Expr>;
 
 /// The most terms parsing or a power expands a product of sums to, the
 /// highest power of a sum, and the most term products one parse (or one
-/// power) computes in all: real sizes have a few terms; a short text must
-/// not ask for an astronomical expansion, nor for many large ones.
+/// power) computes in all when it expands products of sums: real sizes have a
+/// few terms; a short text must not ask for an astronomical expansion, nor for
+/// many large ones.
 constexpr size_t kMaxExpandedTerms = 10000;
 constexpr int kMaxSumPower = 64;
 constexpr size_t kMaxExpansionWork = 100000;
@@ -259,7 +260,9 @@ private:
         if (products > kMaxExpandedTerms)
           return lex.fail("the product expands to more than " +
                           std::to_string(kMaxExpandedTerms) + " terms");
-        if ((work += products) > kMaxExpansionWork)
+        // Only expansions count: a printed form multiplies monomials alone
+        // (`e*e*...` for e^-700) and must always read back.
+        if (products > 1 && (work += products) > kMaxExpansionWork)
           return lex.fail(expansionWorkError());
         out *= rhs;
       } else if (lex.punct('/')) {
