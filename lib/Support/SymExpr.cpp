@@ -283,6 +283,27 @@ std::string sym::expansionWorkError() {
          std::to_string(kMaxExpansionWork) + " term products";
 }
 
+std::string sym::hugeCoefficientError() {
+  return "a coefficient exceeds 2^" + std::to_string(kMaxCoefficientBits);
+}
+
+/// Whether `c`'s numerator or denominator exceeds kMaxCoefficientBits.
+static bool isHuge(const Rational &c) {
+  static const BigInt limit = [] {
+    BigInt l(1);
+    for (unsigned i = 0; i < kMaxCoefficientBits; i += 32)
+      l *= BigInt(int64_t(1) << 32);
+    return l;
+  }();
+  const BigInt &n = c.numerator();
+  return n > limit || n < -limit || c.denominator() > limit;
+}
+
+bool Expr::hasHugeCoefficient() const {
+  return std::any_of(ts.begin(), ts.end(),
+                     [](const Term &t) { return isHuge(t.coef); });
+}
+
 Result<Expr> Expr::pow(int n, size_t *work) const {
   if (n < 0) {
     if (!isMonomial())
@@ -290,8 +311,11 @@ Result<Expr> Expr::pow(int n, size_t *work) const {
                                    "' to a negative power");
     const Term &t = ts[0];
     Rational c(1);
-    for (int i = 0; i < -n; ++i)
+    for (int i = 0; i < -n; ++i) {
       c = c * t.coef;
+      if (isHuge(c))
+        return Result<Expr>::failure(hugeCoefficientError());
+    }
     return monomial(t.mono.pow(n), Rational(1) / c);
   }
   // A sum's power expands term by term: bounded, so that a short text
@@ -312,6 +336,8 @@ Result<Expr> Expr::pow(int n, size_t *work) const {
     if (products > 1 && (*work += products) > kMaxExpansionWork)
       return Result<Expr>::failure(expansionWorkError());
     r *= *this;
+    if (r.hasHugeCoefficient())
+      return Result<Expr>::failure(hugeCoefficientError());
   }
   return r;
 }

@@ -134,6 +134,24 @@ TEST(SymExpr, ExpansionsAreBounded) {
   EXPECT_EQ(Expr::parse("(a+b+c+d)^20")->terms().size(), 1771u);
 }
 
+TEST(SymExpr, CoefficientsAreBounded) {
+  auto refused = [](const std::string &text) {
+    return parseError(text).find("a coefficient exceeds 2^1024") !=
+           std::string::npos;
+  };
+  // Intermediate values up to 2^1024 (numerator and denominator) are
+  // read; one bit more is not (a result must fit in 64 bits anyway).
+  EXPECT_EQ(Expr::parse("2^1024*x/2^1000")->str(), "16777216*x");
+  EXPECT_EQ(Expr::parse("x/2^1024*2^1000")->str(), "x/16777216");
+  EXPECT_TRUE(refused("2^1024*2/2^1000"));
+  EXPECT_TRUE(refused("x/2^1024/2*2^1000"));
+  EXPECT_TRUE(refused("x*3^-700*3^690"));
+  // Found by fuzz-sym-expr: a sum with a 308-bit constant to the 60th
+  // power took 83 s under ASan, and nested powers never end.
+  EXPECT_TRUE(refused("(3*S+35^60+F)^60"));
+  EXPECT_TRUE(refused("((35^1024)^1024)^1024"));
+}
+
 TEST(SymExpr, ConstantsThatWouldNotReadBackAreRefused) {
   EXPECT_EQ(
       parseError("S-31^-31"),

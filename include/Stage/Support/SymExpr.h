@@ -100,6 +100,11 @@ using Substitution = std::map<std::string, Expr>;
 constexpr size_t kMaxExpandedTerms = 10000;
 constexpr int kMaxSumPower = 64;
 constexpr size_t kMaxExpansionWork = 100000;
+/// The largest coefficient (numerator or denominator, in magnitude) a parse
+/// or a power builds, in bits: sizes and costs have small ones, and a short
+/// text must not ask for numbers of millions of digits
+/// (`((35^1024)^1024)^1024`), whose every product takes seconds.
+constexpr unsigned kMaxCoefficientBits = 1024;
 
 class Expr {
 public:
@@ -151,6 +156,8 @@ public:
   /// `work`, when given, adds up the term products computed across calls
   /// (a parse's); the power fails once they pass kMaxExpansionWork.
   Result<Expr> pow(int n, size_t *work = nullptr) const;
+  /// Whether a coefficient exceeds kMaxCoefficientBits.
+  bool hasHugeCoefficient() const;
 
   /// Replaces the symbols in `s` by their expressions; other symbols stay.
   /// Fails when a symbol with a negative exponent is replaced by a sum.
@@ -200,6 +207,8 @@ Expr product(const std::vector<Expr> &factors);
 
 /// The error of an expansion above kMaxExpansionWork.
 std::string expansionWorkError();
+/// The error of a coefficient above kMaxCoefficientBits.
+std::string hugeCoefficientError();
 
 /// The part of a diagnostic that explains why `e = value` is not an integer:
 /// "tp must divide H" for monomials, empty otherwise.
@@ -275,6 +284,8 @@ private:
       } else {
         return true;
       }
+      if (out.hasHugeCoefficient())
+        return lex.fail(hugeCoefficientError());
     }
   }
 
