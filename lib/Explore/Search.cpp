@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <mutex>
 #include <numeric>
 #include <thread>
@@ -188,32 +189,86 @@ double secondsSince(Clock::time_point t) {
 namespace {
 /// What one shape's compilation and plans came to.
 struct ShapeOutcome {
-  std::vector<Candidate> ranked;
+  /// The plans that fit, with their index in the plan space.
+  std::vector<std::pair<size_t, Candidate>> ranked;
   std::map<std::string, int64_t> excluded;
-  int64_t evaluated = 0, statesOver = 0, activationsOver = 0;
+  int64_t evaluated = 0, boundSkipped = 0;
+  int64_t statesOver = 0, activationsOver = 0;
   int64_t smallestPeakOver = 0;
   int64_t overLatency = 0;
   double smallestTpotOver = 0;
   double compileSeconds = 0, evaluateSeconds = 0, firstPlanSeconds = 0;
 };
+
+/// The shortest iterations found so far, up to `keep` of them (all plans
+/// when 0): a plan whose iteration is bounded below by more than the
+/// longest of them cannot join them.
+struct BestTimes {
+  size_t keep = 0;
+  std::vector<double> times; // ascending
+  void add(double t) {
+    if (!keep)
+      return;
+    times.insert(llvm::upper_bound(times, t), t);
+    if (times.size() > keep)
+      times.pop_back();
+  }
+  /// Whether a plan bounded below by `bound` cannot join them (with a
+  /// margin for the rounding of the bound's and the iteration's sums).
+  bool excludes(double bound) const {
+    return keep && times.size() == keep && bound * (1 - 1e-9) > times.back();
+  }
+};
+
+/// Runs `fn(i)` for i in [0, n) on up to `threads` threads.
+void parallelFor(size_t n, unsigned threads,
+                 const std::function<void(size_t)> &fn) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < n; i = next++)
+      fn(i);
+  };
+  threads = std::min<unsigned>(threads, std::max<size_t>(n, 1));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t)
+    pool.emplace_back(work);
+  work();
+  for (std::thread &t : pool)
+    t.join();
+}
+
+sym::Bindings planBindings(sym::Bindings b, const Plan &p) {
+  b["dp"] = p.dp, b["tp"] = p.tp, b["cp"] = p.cp, b["ep"] = p.ep;
+  b["pp"] = p.pp, b["M"] = p.microBatches;
+  if (p.serving)
+    b["B"] = p.batch;
+  return b;
+}
+
+/// The plan with the most micro-batches (and requests) of `members`: the
+/// one to compile their shape with, so that M stays a symbol.
+const Plan &getRepresentative(ArrayRef<size_t> members,
+                              const std::vector<Plan> &plans) {
+  return plans[*llvm::max_element(members, [&](size_t a, size_t b) {
+    return std::make_pair(plans[a].microBatches, plans[a].batch) <
+           std::make_pair(plans[b].microBatches, plans[b].batch);
+  })];
+}
 } // namespace
 
-/// Compiles the shape of `members` once (with the most micro-batches of
-/// any, so that M stays a symbol) and evaluates each member under its own
-/// degrees and M.
+/// Compiles the shape of `members` once and evaluates each member under
+/// its own degrees and M, in the order given (their lower bounds'), but
+/// those `best` (with the shape's own plans added) excludes.
 static void searchShape(ModuleOp model, const SearchRequest &r,
-                        ArrayRef<const Plan *> members, ShapeOutcome &out) {
+                        ArrayRef<size_t> members,
+                        const std::vector<Plan> &plans, ArrayRef<double> bounds,
+                        BestTimes best, ShapeOutcome &out) {
   auto compileStart = Clock::now();
   FailureOr<OwningOpRef<ModuleOp>> step;
   std::string why;
   {
     FirstError error;
-    const Plan *representative =
-        *llvm::max_element(members, [](const Plan *a, const Plan *b) {
-          return std::make_pair(a->microBatches, a->batch) <
-                 std::make_pair(b->microBatches, b->batch);
-        });
-    step = compilePlan(model, r, *representative);
+    step = compilePlan(model, r, getRepresentative(members, plans));
     why = error.message;
   }
   out.compileSeconds += secondsSince(compileStart);
@@ -225,19 +280,21 @@ static void searchShape(ModuleOp model, const SearchRequest &r,
   auto evaluateStart = Clock::now();
   // The step stays as compiled while its plans are evaluated.
   SymbolicCache cache;
-  for (const Plan *p : members) {
-    sym::Bindings b = *stepBindings;
-    b["dp"] = p->dp, b["tp"] = p->tp, b["cp"] = p->cp, b["ep"] = p->ep;
-    b["pp"] = p->pp, b["M"] = p->microBatches;
-    if (p->serving)
-      b["B"] = p->batch;
+  for (auto [n, index] : llvm::enumerate(members)) {
+    if (best.excludes(bounds[index])) {
+      // The members come in the order of their bounds.
+      out.boundSkipped += int64_t(members.size() - n);
+      break;
+    }
+    const Plan &p = plans[index];
     FailureOr<report::StepEstimate> e;
     {
       FirstError error;
       auto planStart = Clock::now();
-      e = report::estimateStep(**step, b, r.device, r.device.memoryCapacity);
+      e = report::estimateStep(**step, planBindings(*stepBindings, p), r.device,
+                               r.device.memoryCapacity);
       // The first plan's evaluation also derives what the cache keeps.
-      if (p == members.front())
+      if (n == 0)
         out.firstPlanSeconds += secondsSince(planStart);
       why = error.message;
     }
@@ -255,8 +312,9 @@ static void searchShape(ModuleOp model, const SearchRequest &r,
       continue;
     }
     Candidate c;
-    c.plan = *p;
+    c.plan = p;
     c.estimate = *e;
+    c.iterationBound = bounds[index];
     if (e->serving) {
       if (r.maxTpotSeconds > 0 && e->tpotSeconds > r.maxTpotSeconds) {
         ++out.overLatency;
@@ -266,8 +324,8 @@ static void searchShape(ModuleOp model, const SearchRequest &r,
       }
       if (e->tpotSeconds > 0)
         c.tokensPerSecondPerGpu =
-            double(p->batch) / e->tpotSeconds / double(r.gpus);
-      out.ranked.push_back(std::move(c));
+            double(p.batch) / e->tpotSeconds / double(r.gpus);
+      out.ranked.emplace_back(index, std::move(c));
       continue;
     }
     double gpuSeconds = e->iterationSeconds * double(r.gpus);
@@ -275,9 +333,88 @@ static void searchShape(ModuleOp model, const SearchRequest &r,
       c.mfu = 3 * e->forwardFlops / (gpuSeconds * r.device.matmulFlops);
       c.tokensPerSecondPerGpu = e->tokens / gpuSeconds;
     }
-    out.ranked.push_back(std::move(c));
+    best.add(e->iterationSeconds);
+    out.ranked.emplace_back(index, std::move(c));
   }
+  // In the plan space's order, as an exhaustive search finds them.
+  llvm::sort(out.ranked,
+             [](const auto &a, const auto &b) { return a.first < b.first; });
   out.evaluateSeconds += secondsSince(evaluateStart);
+}
+
+/// A lower bound of the iteration of `p`, whose stages are busy `work`
+/// seconds in all with what no schedule hides (summed over them).
+static double getScheduleBound(double work, const Plan &p) {
+  double perStage = work / double(p.pp);
+  if ((p.schedule != "1f1b" && p.schedule != "gpipe") || p.pp == 1 ||
+      p.virtualStages != 1)
+    return perStage;
+  // Stage k's first step, a forward, waits for that micro-batch's forward
+  // through the stages before it; its last, a whole backward, is followed
+  // by that micro-batch's backward through them: T >= P_k + M w_k, with
+  // w_k the stage's work per micro-batch and P_k that of the stages before
+  // it. The least T any split of the work W over pp stages allows is
+  // W / M / (1 - (1 - 1/M)^pp).
+  double m = double(p.microBatches);
+  return std::max(perStage, work / m / (1 - std::pow(1 - 1 / m, double(p.pp))));
+}
+
+/// The lower bound of each plan's iteration among `candidates`
+/// (docs/Explore.md): its degrees' step compiled without a pipeline, with
+/// ZeRO 0 and 1F1B, once per shape of such steps; what no schedule hides
+/// of that step (report::estimateStagesWork), over pp. A plan whose bound
+/// cannot be computed keeps 0.
+static void getIterationBounds(ModuleOp model, const SearchRequest &r,
+                               const ModelLimits &limits,
+                               const std::vector<Plan> &plans,
+                               ArrayRef<size_t> candidates, unsigned threads,
+                               std::vector<double> &bounds,
+                               SearchResult &result) {
+  auto unpipelined = [](Plan p) {
+    p.pp = 1;
+    p.schedule = "1f1b";
+    p.virtualStages = 1;
+    p.zero = 0;
+    return p;
+  };
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<size_t>> groups;
+  for (size_t i : candidates) {
+    std::string key = getShapeKey(unpipelined(plans[i]), limits);
+    std::vector<size_t> &members = groups[key];
+    if (members.empty())
+      order.push_back(key);
+    members.push_back(i);
+  }
+  std::vector<double> seconds(order.size(), 0.0);
+  parallelFor(order.size(), threads, [&](size_t g) {
+    auto start = Clock::now();
+    const std::vector<size_t> &members = groups[order[g]];
+    FirstError quiet;
+    FailureOr<OwningOpRef<ModuleOp>> step =
+        compilePlan(model, r, unpipelined(getRepresentative(members, plans)));
+    if (succeeded(step)) {
+      sym::Bindings stepBindings = *getModuleBindings(**step);
+      SymbolicCache cache;
+      // Plans that differ in their pipeline share the degrees' work.
+      std::map<std::array<int64_t, 5>, double> work;
+      for (size_t i : members) {
+        const Plan &p = plans[i];
+        std::array<int64_t, 5> key{p.dp, p.tp, p.cp, p.ep, p.microBatches};
+        auto it = work.find(key);
+        if (it == work.end()) {
+          FailureOr<double> w = report::estimateStagesWork(
+              **step, planBindings(stepBindings, unpipelined(p)), r.device);
+          it = work.emplace(key, succeeded(w) ? *w : 0.0).first;
+        }
+        bounds[i] = getScheduleBound(it->second, p);
+      }
+    }
+    seconds[g] = secondsSince(start);
+  });
+  for (double s : seconds)
+    result.boundSeconds += s;
+  result.boundShapes = int64_t(order.size());
 }
 
 FailureOr<SearchResult> mlir::stage::explore::searchPlans(
@@ -301,67 +438,103 @@ FailureOr<SearchResult> mlir::stage::explore::searchPlans(
   so.decodeTokens = r.decodeTokens;
   ModelLimits limits = getModelLimits(model, bindings);
   PlanSpace space = enumeratePlans(limits, so);
+  const std::vector<Plan> &plans = space.plans;
   SearchResult result;
-  result.enumerated = int64_t(space.plans.size());
+  result.enumerated = int64_t(plans.size());
   result.excluded = space.excluded;
 
   ErrorRouting routing(model.getContext());
   // Plans whose model states cannot fit are ruled out before compiling.
   std::optional<StatesBound> bound;
-  if (!space.plans.empty() && !r.serving)
+  if (!plans.empty() && !r.serving)
     bound = getStatesBound(model, r);
-
-  // Shapes in the order their first plan was enumerated (deterministic).
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<const Plan *>> shapes;
-  for (const Plan &p : space.plans) {
-    if (bound && bound->of(p) > r.device.memoryCapacity) {
+  std::vector<size_t> candidates;
+  for (size_t i = 0; i < plans.size(); ++i) {
+    if (bound && bound->of(plans[i]) > r.device.memoryCapacity) {
       ++result.statesBoundOver;
-      int64_t atLeast = int64_t(bound->of(p));
+      int64_t atLeast = int64_t(bound->of(plans[i]));
       if (!result.smallestBoundOver || atLeast < result.smallestBoundOver)
         result.smallestBoundOver = atLeast;
       continue;
     }
-    std::string key = getShapeKey(p, limits);
-    std::vector<const Plan *> &members = shapes[key];
+    candidates.push_back(i);
+  }
+  unsigned threads =
+      r.threads ? r.threads : std::max(1u, std::thread::hardware_concurrency());
+
+  // Training plans that cannot be among the best `exactTop` are found by a
+  // lower bound of their iteration.
+  bool bounded = !r.serving && r.exactTop > 0;
+  std::vector<double> bounds(plans.size(), 0.0);
+  if (!r.serving)
+    getIterationBounds(model, r, limits, plans, candidates, threads, bounds,
+                       result);
+
+  // Shapes in the order their first plan was enumerated; each shape's
+  // plans by their bounds.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<size_t>> shapes;
+  for (size_t i : candidates) {
+    std::string key = getShapeKey(plans[i], limits);
+    std::vector<size_t> &members = shapes[key];
     if (members.empty())
       order.push_back(key);
-    members.push_back(&p);
+    members.push_back(i);
   }
   result.shapes = int64_t(order.size());
+  std::vector<std::vector<size_t>> members(order.size());
+  std::vector<size_t> byBound(order.size());
+  for (size_t s = 0; s < order.size(); ++s) {
+    members[s] = std::move(shapes[order[s]]);
+    llvm::stable_sort(
+        members[s], [&](size_t a, size_t b) { return bounds[a] < bounds[b]; });
+    byBound[s] = s;
+  }
+  llvm::stable_sort(byBound, [&](size_t a, size_t b) {
+    return bounds[members[a].front()] < bounds[members[b].front()];
+  });
 
-  // Each shape compiles and evaluates on its own (in parallel); the
-  // outcomes merge in shape order, so that the result does not depend on
-  // the threads.
+  // Shapes compile and evaluate in rounds of a fixed size (in parallel),
+  // the most promising first, each with the best times of the rounds
+  // before it: so which plans are evaluated, and the outcomes merged in
+  // shape order, do not depend on the threads.
   std::vector<ShapeOutcome> outcomes(order.size());
-  std::atomic<size_t> next{0};
   std::mutex progressMutex;
   SearchProgress sp;
   sp.shapes = result.shapes;
-  auto work = [&] {
-    for (size_t i = next++; i < order.size(); i = next++) {
-      searchShape(model, r, shapes[order[i]], outcomes[i]);
+  BestTimes best{size_t(bounded ? r.exactTop : 0), {}};
+  size_t roundSize = bounded ? 8 : byBound.size();
+  size_t next = 0;
+  while (next < byBound.size() &&
+         !best.excludes(bounds[members[byBound[next]].front()])) {
+    std::vector<size_t> round;
+    while (next < byBound.size() && round.size() < roundSize &&
+           !best.excludes(bounds[members[byBound[next]].front()]))
+      round.push_back(byBound[next++]);
+    parallelFor(round.size(), threads, [&](size_t i) {
+      size_t s = round[i];
+      searchShape(model, r, members[s], plans, bounds, best, outcomes[s]);
       std::lock_guard<std::mutex> lock(progressMutex);
       ++sp.shapesDone;
-      sp.evaluated += outcomes[i].evaluated;
-      sp.fitting += int64_t(outcomes[i].ranked.size());
+      sp.evaluated += outcomes[s].evaluated;
+      sp.fitting += int64_t(outcomes[s].ranked.size());
       if (progress)
         progress(sp);
-    }
-  };
-  unsigned threads =
-      r.threads ? r.threads : std::max(1u, std::thread::hardware_concurrency());
-  threads = std::min<unsigned>(threads, std::max<size_t>(order.size(), 1));
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t)
-    pool.emplace_back(work);
-  work();
-  for (std::thread &t : pool)
-    t.join();
+    });
+    for (size_t s : round)
+      for (const auto &ranked : outcomes[s].ranked)
+        best.add(ranked.second.estimate.iterationSeconds);
+  }
+  for (; next < byBound.size(); ++next) {
+    ++result.shapesSkipped;
+    result.boundSkipped += int64_t(members[byBound[next]].size());
+  }
+
   for (ShapeOutcome &o : outcomes) {
     for (auto &[why, n] : o.excluded)
       result.excluded[why] += n;
     result.evaluated += o.evaluated;
+    result.boundSkipped += o.boundSkipped;
     result.statesOver += o.statesOver;
     result.activationsOver += o.activationsOver;
     result.overLatency += o.overLatency;
@@ -374,8 +547,8 @@ FailureOr<SearchResult> mlir::stage::explore::searchPlans(
     result.compileSeconds += o.compileSeconds;
     result.evaluateSeconds += o.evaluateSeconds;
     result.firstPlanSeconds += o.firstPlanSeconds;
-    std::move(o.ranked.begin(), o.ranked.end(),
-              std::back_inserter(result.ranked));
+    for (auto &ranked : o.ranked)
+      result.ranked.push_back(std::move(ranked.second));
   }
   // Training: the shortest iteration first; serving: the most decode
   // tokens per second per GPU (under the latency bound), then the shortest

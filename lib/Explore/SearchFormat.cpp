@@ -91,7 +91,8 @@ std::string mlir::stage::explore::describeSearch(const SearchResult &r,
   int64_t excluded = 0;
   for (const auto &[why, n] : r.excluded)
     excluded += n;
-  os << r.enumerated << " plans; " << r.shapes << " shapes compiled, "
+  int64_t compiled = r.shapes - r.shapesSkipped;
+  os << r.enumerated << " plans; " << compiled << " shapes compiled, "
      << r.evaluated << " evaluated, " << r.ranked.size() << " fit the device";
   if (int64_t over = r.statesOver + r.activationsOver)
     os << ", " << over << " do not (" << r.statesOver
@@ -107,6 +108,11 @@ std::string mlir::stage::explore::describeSearch(const SearchResult &r,
     os << r.statesBoundOver
        << " more do not fit by a lower bound of their model states (at least "
        << gib(double(r.smallestBoundOver)) << "), not compiled.\n";
+  if (r.boundSkipped)
+    os << r.boundSkipped << " more not evaluated (" << r.shapesSkipped
+       << " shapes not compiled): a lower bound of their iteration exceeds "
+          "the longest of the best "
+       << t.top << " (--exhaustive evaluates them).\n";
   if (excluded) {
     os << excluded << " left out:";
     for (const auto &[why, n] : r.excluded)
@@ -115,12 +121,16 @@ std::string mlir::stage::explore::describeSearch(const SearchResult &r,
   }
   double rate =
       r.evaluateSeconds > 0 ? double(r.evaluated) / r.evaluateSeconds : 0;
-  os << "Compiled " << r.shapes << " shapes in " << fixed(r.compileSeconds, 2)
+  if (r.boundSeconds > 0)
+    os << "Bounded the iterations (" << r.boundShapes
+       << " steps without a pipeline compiled) in " << fixed(r.boundSeconds, 2)
+       << " s. ";
+  os << "Compiled " << compiled << " shapes in " << fixed(r.compileSeconds, 2)
      << " s, evaluated " << r.evaluated << " plans in "
      << fixed(r.evaluateSeconds, 2) << " s (" << int64_t(std::llround(rate))
      << " plans/s";
   // Each shape's first plan also derives what its later plans reuse.
-  int64_t later = r.evaluated - r.shapes;
+  int64_t later = r.evaluated - compiled;
   double laterSeconds = r.evaluateSeconds - r.firstPlanSeconds;
   if (later > 0 && laterSeconds > 0)
     os << "; " << int64_t(std::llround(double(later) / laterSeconds))
@@ -191,6 +201,7 @@ static llvm::json::Object toJson(const Candidate &c, const SearchTitle &t) {
       {"peak_stage", c.estimate.peakStage},
       {"model_states_bytes", c.estimate.modelStatesBytes},
       {"iteration_seconds", c.estimate.iterationSeconds},
+      {"iteration_bound_seconds", c.iterationBound},
       {"mfu", c.mfu},
       {"tokens_per_second_per_gpu", c.tokensPerSecondPerGpu},
       {"dp", p.dp},
@@ -207,8 +218,8 @@ static llvm::json::Object toJson(const Candidate &c, const SearchTitle &t) {
   };
   if (!p.serving)
     return o;
-  for (const char *training :
-       {"mfu", "schedule", "virtual_stages", "zero", "recompute"})
+  for (const char *training : {"mfu", "iteration_bound_seconds", "schedule",
+                               "virtual_stages", "zero", "recompute"})
     o.erase(training);
   o["batch"] = p.batch;
   o["decode_tokens"] = p.decodeTokens;

@@ -103,6 +103,12 @@ static cl::opt<unsigned> jobs("jobs",
                               cl::desc("Shapes compiled at once (0: one per "
                                        "core)"),
                               cl::init(0), cl::cat(category));
+static cl::opt<bool> exhaustive(
+    "exhaustive",
+    cl::desc("Evaluate every plan (the default skips the training plans a "
+             "lower bound of their iteration keeps out of the top K; the "
+             "HTML chart always shows every plan)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<bool> quiet("quiet", cl::desc("No progress line"),
                            cl::init(false), cl::cat(category));
 
@@ -145,6 +151,8 @@ int main(int argc, char **argv) {
   request.decodeTokens = decodeTokens;
   request.maxTpotSeconds = maxTpot / 1e3;
   request.threads = jobs;
+  // The chart's Pareto front needs every plan.
+  request.exactTop = exhaustive || format == "html" ? 0 : int64_t(top);
   std::optional<DeviceModel> device = getDevicePreset(deviceName);
   if (!device)
     return fail("--device=" + deviceName +

@@ -38,6 +38,11 @@ struct SearchRequest {
   bool serving = false;
   int64_t decodeTokens = 128;
   double maxTpotSeconds = 0;
+  /// Training: the number of best plans the caller reads. A plan whose
+  /// iteration is bounded below by more than the best `exactTop`-th found
+  /// cannot be among them and is not evaluated, a shape none of whose plans
+  /// can is not compiled (docs/Explore.md); 0 evaluates every plan.
+  int64_t exactTop = 0;
 };
 
 struct Candidate {
@@ -49,6 +54,9 @@ struct Candidate {
   /// Training: tokens (B S) per second of iteration per GPU; serving:
   /// decode tokens per second per GPU (B over the time per output token).
   double tokensPerSecondPerGpu = 0;
+  /// Training: the search's lower bound of the iteration (seconds; 0 where
+  /// none was computed).
+  double iterationBound = 0;
 };
 
 struct SearchProgress {
@@ -73,8 +81,14 @@ struct SearchResult {
   /// the shortest such time.
   int64_t overLatency = 0;
   double smallestTpotOver = 0;
-  /// Summed over the threads: per core.
-  double compileSeconds = 0, evaluateSeconds = 0;
+  /// Plans not evaluated, and shapes not compiled, since a lower bound of
+  /// their iteration exceeds the `exactTop`-th best found.
+  int64_t boundSkipped = 0, shapesSkipped = 0;
+  /// The steps without a pipeline compiled for the bounds.
+  int64_t boundShapes = 0;
+  /// Summed over the threads: per core. The bounds' compilations (one per
+  /// shape without a pipeline) and evaluations.
+  double compileSeconds = 0, evaluateSeconds = 0, boundSeconds = 0;
   /// Of the evaluation, that of each shape's first plan, which also derives
   /// what the shape's later plans reuse (docs/Explore.md).
   double firstPlanSeconds = 0;

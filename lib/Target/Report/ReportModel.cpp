@@ -154,9 +154,7 @@ static FailureOr<FunctionReport> buildFunction(func::FuncOp fn,
   return r;
 }
 
-/// A partitioned training step or serving run: the plan passes ran (a
-/// grid, local shapes) and the function is one iteration or run.
-static bool isTrainingStep(ModuleOp module, func::FuncOp fn) {
+bool mlir::stage::report::isTrainingStep(ModuleOp module, func::FuncOp fn) {
   bool loop = false;
   fn.walk([&](Operation *op) { loop |= isa<MicrobatchesOp, ServeOp>(op); });
   return loop && getGrid(module);

@@ -7,6 +7,7 @@
 #include "Stage/Analysis/PipelineSchedule.h"
 #include "Stage/Support/SymExpr.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include <optional>
@@ -152,6 +153,10 @@ struct ReportRequest {
   /// drops such a plan and reads no time); 0: no limit.
   double timeOnlyWithin = 0;
 };
+
+/// A partitioned training step or serving run: the plan passes ran (a
+/// grid, local shapes) and the function is one iteration or run.
+bool isTrainingStep(ModuleOp module, func::FuncOp fn);
 
 /// Builds the report of `module` under `bindings`: per function its FLOPs,
 /// bytes and parameters; for a partitioned training step, the plan, the

@@ -3,6 +3,9 @@
 #include "Stage/Target/Report/StepEstimate.h"
 
 #include "ReportModel.h"
+#include "ReportSections.h"
+
+#include "Stage/Analysis/RankClasses.h"
 
 using namespace mlir;
 using namespace mlir::stage;
@@ -60,4 +63,28 @@ mlir::stage::report::estimateStep(ModuleOp module, const sym::Bindings &b,
   if (b.count("B") && b.count("S"))
     e.tokens = double(b.at("B")) * double(b.at("S"));
   return e;
+}
+
+FailureOr<double>
+mlir::stage::report::estimateStagesWork(ModuleOp module, const sym::Bindings &b,
+                                        const DeviceModel &device) {
+  func::FuncOp step;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (isTrainingStep(module, fn))
+      step = fn;
+  if (!step || getStepStructure(step).serving)
+    return module.emitError("expected a partitioned training step");
+  double work = 0;
+  for (const RankClass &cls : getStepStructure(step).classes)
+    for (Operation *chunk : cls.chunks) {
+      FailureOr<PhaseTimes> t = phaseTimes(chunk, b, device);
+      if (failed(t))
+        return failure();
+      for (Phase p : {Phase::Forward, Phase::Backward, Phase::Recompute}) {
+        unsigned i = unsigned(p);
+        work += t->compute[i] + t->comm[i] - t->zero3[i];
+      }
+      work -= t->reductions;
+    }
+  return work;
 }
