@@ -360,8 +360,8 @@ static double getScheduleBound(double work, const Plan &p) {
 }
 
 /// The lower bound of each plan's iteration among `candidates`
-/// (docs/Explore.md): its degrees' step compiled without a pipeline, with
-/// ZeRO 0 and 1F1B, once per shape of such steps; what no schedule hides
+/// (docs/Explore.md): its step compiled without a pipeline (pp = 1, 1F1B),
+/// once per shape of such steps; what no schedule hides
 /// of that step (report::estimateStagesWork), over pp. A plan whose bound
 /// cannot be computed keeps 0.
 static void getIterationBounds(ModuleOp model, const SearchRequest &r,
@@ -370,11 +370,13 @@ static void getIterationBounds(ModuleOp model, const SearchRequest &r,
                                ArrayRef<size_t> candidates, unsigned threads,
                                std::vector<double> &bounds,
                                SearchResult &result) {
+  // The plan's own step but for the pipeline. (Not also ZeRO 0 for every
+  // stage: ZeRO 2 and 3 accumulate each micro-batch's gradients on a
+  // shard, so their backward computes less than ZeRO 0's.)
   auto unpipelined = [](Plan p) {
     p.pp = 1;
     p.schedule = "1f1b";
     p.virtualStages = 1;
-    p.zero = 0;
     return p;
   };
   std::vector<std::string> order;
