@@ -245,14 +245,16 @@ sym::Bindings planBindings(sym::Bindings b, const Plan &p) {
   return b;
 }
 
-/// The plan with the most micro-batches (and requests) of `members`: the
-/// one to compile their shape with, so that M stays a symbol.
+/// The plan with the most micro-batches (and requests) of `members`, the
+/// first enumerated of those: the one to compile their shape with, so that
+/// M stays a symbol, whatever the order of `members`.
 const Plan &getRepresentative(ArrayRef<size_t> members,
                               const std::vector<Plan> &plans) {
-  return plans[*llvm::max_element(members, [&](size_t a, size_t b) {
-    return std::make_pair(plans[a].microBatches, plans[a].batch) <
-           std::make_pair(plans[b].microBatches, plans[b].batch);
-  })];
+  auto key = [&](size_t i) {
+    return std::make_tuple(plans[i].microBatches, plans[i].batch, -int64_t(i));
+  };
+  return plans[*llvm::max_element(
+      members, [&](size_t a, size_t b) { return key(a) < key(b); })];
 }
 } // namespace
 
