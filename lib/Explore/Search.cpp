@@ -258,25 +258,26 @@ const Plan &getRepresentative(ArrayRef<size_t> members,
 }
 } // namespace
 
-/// Compiles the shape of `members` once and evaluates each member under
-/// its own degrees and M, in the order given (their lower bounds'), but
-/// those `best` (with the shape's own plans added) excludes.
-static void searchShape(ModuleOp model, const SearchRequest &r,
-                        ArrayRef<size_t> members,
-                        const std::vector<Plan> &plans, ArrayRef<double> bounds,
-                        BestTimes best, ShapeOutcome &out) {
+/// Compiles `representative`'s step and evaluates `members` on it as
+/// searchShape says; the members other than the representative whose sizes
+/// do not divide on it go to `own`. False if the step does not compile.
+static bool searchStep(ModuleOp model, const SearchRequest &r,
+                       const Plan &representative, ArrayRef<size_t> members,
+                       const std::vector<Plan> &plans, ArrayRef<double> bounds,
+                       BestTimes &best, ShapeOutcome &out,
+                       std::vector<size_t> &own) {
   auto compileStart = Clock::now();
   FailureOr<OwningOpRef<ModuleOp>> step;
   std::string why;
   {
     FirstError error;
-    step = compilePlan(model, r, getRepresentative(members, plans));
+    step = compilePlan(model, r, representative);
     why = error.message;
   }
   out.compileSeconds += secondsSince(compileStart);
   if (failed(step)) {
     out.excluded["compilation: " + why] += int64_t(members.size());
-    return;
+    return false;
   }
   FailureOr<sym::Bindings> stepBindings = getModuleBindings(**step);
   auto evaluateStart = Clock::now();
@@ -299,6 +300,10 @@ static void searchShape(ModuleOp model, const SearchRequest &r,
       if (n == 0)
         out.firstPlanSeconds += secondsSince(planStart);
       why = error.message;
+    }
+    if (failed(e) && &p != &representative) {
+      own.push_back(index);
+      continue;
     }
     ++out.evaluated;
     if (failed(e)) {
@@ -342,6 +347,29 @@ static void searchShape(ModuleOp model, const SearchRequest &r,
   llvm::sort(out.ranked,
              [](const auto &a, const auto &b) { return a.first < b.first; });
   out.evaluateSeconds += secondsSince(evaluateStart);
+  return true;
+}
+
+/// Compiles the shape of `members` once and evaluates each member under
+/// its own degrees and M, in the order given (their lower bounds'), but
+/// those `best` (with the shape's own plans added) excludes. A member
+/// whose sizes do not divide on that step gets a step of its own: ZeRO
+/// shards a weight along the first dimension its data-parallel group
+/// divides, which depends on the degrees (o_proj's `Dh` for some, `D` for
+/// others), so the representative's step may not hold it.
+static void searchShape(ModuleOp model, const SearchRequest &r,
+                        ArrayRef<size_t> members,
+                        const std::vector<Plan> &plans, ArrayRef<double> bounds,
+                        BestTimes best, ShapeOutcome &out) {
+  std::vector<size_t> pending(members.begin(), members.end());
+  while (!pending.empty()) {
+    const Plan &representative = getRepresentative(pending, plans);
+    std::vector<size_t> own;
+    if (!searchStep(model, r, representative, pending, plans, bounds, best, out,
+                    own))
+      return;
+    pending = std::move(own);
+  }
 }
 
 /// A lower bound of the iteration of `p`, whose stages are busy `work`
