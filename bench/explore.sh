@@ -28,10 +28,13 @@ else
 fi
 
 echo "(b) search speed (whole searches; each cut at 30 minutes)"
+# The model NAME of examples/hf/CONFIG.json at BATCH x SEQ.
+import() {
+  "$bin/stage-translate" --import-hf-config "$root/examples/hf/$2.json" \
+    --batch="$3" --seq="$4" --pad-vocab-to=128 -o "$work/$1.mlir"
+}
 search() {
-  local name=$1 config=$2 batch=$3 seq=$4; shift 4
-  "$bin/stage-translate" --import-hf-config "$root/examples/hf/$config.json" \
-    --batch="$batch" --seq="$seq" --pad-vocab-to=128 -o "$work/$name.mlir"
+  local name=$1; import "$@"; shift 4
   local rc=0
   timeout 1800 /usr/bin/time -v "$bin/stage-explore" "$work/$name.mlir" \
     --quiet "$@" -o "$work/$name.md" 2> "$work/$name.time" || rc=$?
@@ -47,9 +50,7 @@ search() {
 # The lower bound's skipping against evaluating every plan, in one run: the
 # two wall times, their ratio, and whether the best ten agree.
 skipping() {
-  local name=$1 config=$2 batch=$3 seq=$4; shift 4
-  "$bin/stage-translate" --import-hf-config "$root/examples/hf/$config.json" \
-    --batch="$batch" --seq="$seq" --pad-vocab-to=128 -o "$work/$name.mlir"
+  local name=$1; import "$@"; shift 4
   local t0 t1 t2
   t0=$(date +%s.%N)
   "$bin/stage-explore" "$work/$name.mlir" --quiet --format=json "$@" \

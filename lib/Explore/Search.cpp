@@ -256,6 +256,21 @@ const Plan &getRepresentative(ArrayRef<size_t> members,
   return plans[*llvm::max_element(
       members, [&](size_t a, size_t b) { return key(a) < key(b); })];
 }
+
+/// `candidates` grouped by `key`, the groups in the order of their first
+/// member (deterministic).
+std::vector<std::vector<size_t>>
+groupBy(ArrayRef<size_t> candidates, function_ref<std::string(size_t)> key) {
+  std::vector<std::vector<size_t>> groups;
+  std::map<std::string, size_t> index;
+  for (size_t i : candidates) {
+    auto [it, added] = index.try_emplace(key(i), groups.size());
+    if (added)
+      groups.emplace_back();
+    groups[it->second].push_back(i);
+  }
+  return groups;
+}
 } // namespace
 
 /// Compiles `representative`'s step and evaluates `members` on it as
@@ -409,19 +424,13 @@ static void getIterationBounds(ModuleOp model, const SearchRequest &r,
     p.virtualStages = 1;
     return p;
   };
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<size_t>> groups;
-  for (size_t i : candidates) {
-    std::string key = getShapeKey(unpipelined(plans[i]), limits);
-    std::vector<size_t> &members = groups[key];
-    if (members.empty())
-      order.push_back(key);
-    members.push_back(i);
-  }
-  std::vector<double> seconds(order.size(), 0.0);
-  parallelFor(order.size(), threads, [&](size_t g) {
+  std::vector<std::vector<size_t>> groups = groupBy(candidates, [&](size_t i) {
+    return getShapeKey(unpipelined(plans[i]), limits);
+  });
+  std::vector<double> seconds(groups.size(), 0.0);
+  parallelFor(groups.size(), threads, [&](size_t g) {
     auto start = Clock::now();
-    const std::vector<size_t> &members = groups[order[g]];
+    const std::vector<size_t> &members = groups[g];
     FirstError quiet;
     FailureOr<OwningOpRef<ModuleOp>> step =
         compilePlan(model, r, unpipelined(getRepresentative(members, plans)));
@@ -446,7 +455,7 @@ static void getIterationBounds(ModuleOp model, const SearchRequest &r,
   });
   for (double s : seconds)
     result.boundSeconds += s;
-  result.boundShapes = int64_t(order.size());
+  result.boundShapes = int64_t(groups.size());
 }
 
 FailureOr<SearchResult> mlir::stage::explore::searchPlans(
@@ -504,20 +513,11 @@ FailureOr<SearchResult> mlir::stage::explore::searchPlans(
 
   // Shapes in the order their first plan was enumerated; each shape's
   // plans by their bounds.
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<size_t>> shapes;
-  for (size_t i : candidates) {
-    std::string key = getShapeKey(plans[i], limits);
-    std::vector<size_t> &members = shapes[key];
-    if (members.empty())
-      order.push_back(key);
-    members.push_back(i);
-  }
-  result.shapes = int64_t(order.size());
-  std::vector<std::vector<size_t>> members(order.size());
-  std::vector<size_t> byBound(order.size());
-  for (size_t s = 0; s < order.size(); ++s) {
-    members[s] = std::move(shapes[order[s]]);
+  std::vector<std::vector<size_t>> members = groupBy(
+      candidates, [&](size_t i) { return getShapeKey(plans[i], limits); });
+  result.shapes = int64_t(members.size());
+  std::vector<size_t> byBound(members.size());
+  for (size_t s = 0; s < members.size(); ++s) {
     llvm::stable_sort(
         members[s], [&](size_t a, size_t b) { return bounds[a] < bounds[b]; });
     byBound[s] = s;
@@ -530,7 +530,7 @@ FailureOr<SearchResult> mlir::stage::explore::searchPlans(
   // the most promising first, each with the best times of the rounds
   // before it: so which plans are evaluated, and the outcomes merged in
   // shape order, do not depend on the threads.
-  std::vector<ShapeOutcome> outcomes(order.size());
+  std::vector<ShapeOutcome> outcomes(members.size());
   std::mutex progressMutex;
   SearchProgress sp;
   sp.shapes = result.shapes;

@@ -72,10 +72,11 @@ mlir::stage::report::estimateStagesWork(ModuleOp module, const sym::Bindings &b,
   for (auto fn : module.getOps<func::FuncOp>())
     if (isTrainingStep(module, fn))
       step = fn;
-  if (!step || getStepStructure(step).serving)
+  StepStructure structure = step ? getStepStructure(step) : StepStructure();
+  if (!step || structure.serving)
     return module.emitError("expected a partitioned training step");
   double work = 0;
-  for (const RankClass &cls : getStepStructure(step).classes)
+  for (const RankClass &cls : structure.classes)
     for (Operation *chunk : cls.chunks) {
       FailureOr<PhaseTimes> t = phaseTimes(chunk, b, device);
       if (failed(t))
