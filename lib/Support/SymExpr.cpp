@@ -283,10 +283,6 @@ std::string sym::expansionWorkError() {
          std::to_string(kMaxExpansionWork) + " term products";
 }
 
-std::string sym::hugeCoefficientError() {
-  return "a coefficient exceeds 2^" + std::to_string(kMaxCoefficientBits);
-}
-
 /// Whether `c`'s numerator or denominator exceeds kMaxCoefficientBits.
 static bool isHuge(const Rational &c) {
   static const BigInt limit = [] {
@@ -299,9 +295,28 @@ static bool isHuge(const Rational &c) {
   return n > limit || n < -limit || c.denominator() > limit;
 }
 
-bool Expr::hasHugeCoefficient() const {
-  return std::any_of(ts.begin(), ts.end(),
-                     [](const Term &t) { return isHuge(t.coef); });
+static std::string hugeCoefficientError() {
+  return "a coefficient exceeds 2^" + std::to_string(kMaxCoefficientBits);
+}
+
+/// The error of `m` when an exponent exceeds kMaxExponent, "" otherwise.
+static std::string exponentError(const Monomial &m) {
+  for (const auto &[name, e] : m.factors())
+    if (std::abs(e) > kMaxExponent)
+      return "the power of '" + name + "' exceeds " +
+             std::to_string(kMaxExponent);
+  return "";
+}
+
+std::string Expr::limitError() const {
+  for (const Term &t : ts) {
+    if (isHuge(t.coef))
+      return hugeCoefficientError();
+    std::string e = exponentError(t.mono);
+    if (!e.empty())
+      return e;
+  }
+  return "";
 }
 
 Result<Expr> Expr::pow(int n, size_t *work) const {
@@ -316,7 +331,11 @@ Result<Expr> Expr::pow(int n, size_t *work) const {
       if (isHuge(c))
         return Result<Expr>::failure(hugeCoefficientError());
     }
-    return monomial(t.mono.pow(n), Rational(1) / c);
+    Monomial m = t.mono.pow(n);
+    std::string limit = exponentError(m);
+    if (!limit.empty())
+      return Result<Expr>::failure(limit);
+    return monomial(m, Rational(1) / c);
   }
   // A sum's power expands term by term: bounded, so that a short text
   // cannot ask for an astronomical expansion (found by fuzz-sym-expr).
@@ -336,8 +355,9 @@ Result<Expr> Expr::pow(int n, size_t *work) const {
     if (products > 1 && (*work += products) > kMaxExpansionWork)
       return Result<Expr>::failure(expansionWorkError());
     r *= *this;
-    if (r.hasHugeCoefficient())
-      return Result<Expr>::failure(hugeCoefficientError());
+    std::string limit = r.limitError();
+    if (!limit.empty())
+      return Result<Expr>::failure(limit);
   }
   return r;
 }

@@ -101,37 +101,53 @@ TEST(SymExpr, ExpansionsAreBounded) {
   EXPECT_EQ(parseError("(a+b)^65"),
             "at column 9: cannot raise a sum to a power above 64");
   EXPECT_EQ(parseError("(a+b+c+d+e+f+g)^40"),
-            "at column 19: the power expands to more than 10000 terms");
+            "at column 19: the power expands to more than 1000 terms");
+  // Ten two-term sums multiply out to 2^10 = 1024 terms.
   std::string chain = "(a0+b0)";
-  for (int i = 1; i < 14; ++i)
+  for (int i = 1; i < 10; ++i)
     chain += "*(a" + std::to_string(i) + "+b" + std::to_string(i) + ")";
   EXPECT_EQ(parseError(chain), "at column " + std::to_string(chain.size() + 1) +
-                                   ": the product expands to more than 10000 "
+                                   ": the product expands to more than 1000 "
                                    "terms");
-  // A power within the term bound whose expansion computes 3 * C(62, 3)
-  // term products; and several products each within the bounds that add
-  // up to more than the budget (20 x 2^13 products of two-term sums).
-  EXPECT_EQ(parseError("(a+b+c)^60"),
-            "at column 11: the expression expands to more than 100000 term "
+  // Expansions each within the term bound that add up to more than the
+  // budget: two powers of 3 * C(27, 3) = 8775 term products each, and 20
+  // products of 2^2 + ... + 2^9 = 1020 each.
+  EXPECT_EQ(parseError("(a+b+c)^24+(x+y+z)^24"),
+            "at column 22: the expression expands to more than 10000 term "
             "products");
   std::string sum = chain.substr(0, chain.rfind('*'));
   std::string sums = sum;
   for (int i = 1; i < 20; ++i)
     sums += "+" + sum;
-  EXPECT_NE(parseError(sums).find("more than 100000 term products"),
+  EXPECT_NE(parseError(sums).find("more than 10000 term products"),
             std::string::npos);
   // Products of monomials expand nothing and do not count: the printed
-  // form of 156 terms with e^-700 (found by fuzz-sym-expr, 109,200
-  // monomial products) reads back.
+  // form of 200 terms times e^-64 (12,800 monomial products, found by
+  // fuzz-sym-expr with e^-700) reads back.
   std::string many = "(a";
-  for (int i = 1; i < 156; ++i)
+  for (int i = 1; i < 200; ++i)
     many += "+a" + std::to_string(i);
-  Expr wide = *Expr::parse(many + ")*e^-700");
+  Expr wide = *Expr::parse(many + ")*e^-64");
   EXPECT_EQ(*Expr::parse(wide.str()), wide);
-  // Within the bounds: 2^13 terms, and a four-term sum to the 20th power.
-  EXPECT_EQ(Expr::parse(chain.substr(0, chain.rfind('*')))->terms().size(),
-            8192u);
-  EXPECT_EQ(Expr::parse("(a+b+c+d)^20")->terms().size(), 1771u);
+  // Within the bounds: 2^9 terms, and a four-term sum to the 9th power.
+  EXPECT_EQ(Expr::parse(sum)->terms().size(), 512u);
+  EXPECT_EQ(Expr::parse("(a+b+c)^24")->terms().size(), 325u);
+  EXPECT_EQ(Expr::parse("(a+b+c+d)^9")->terms().size(), 220u);
+}
+
+TEST(SymExpr, ExponentsAreBounded) {
+  // Found by fuzz-sym-expr: S^1200 in 1328 terms printed as 1.3 MB of
+  // `S*S*...`, 0.3 s to read back and as long to evaluate.
+  std::string factors = "S";
+  for (int i = 1; i < 64; ++i)
+    factors += "*S";
+  EXPECT_EQ(Expr::parse("S^64")->str(), factors);
+  EXPECT_EQ(*Expr::parse(Expr::parse("x/(y^64)")->str()),
+            *Expr::parse("x*y^-64"));
+  for (const char *text : {"S^65", "S^60*S^5", "(S*S)^33", "x^-65",
+                           "1/y^40/y^25", "(x*y^40)^2"})
+    EXPECT_NE(parseError(text).find("exceeds 64"), std::string::npos) << text;
+  EXPECT_EQ(parseError("2*B*S^65"), "at column 9: the power of 'S' exceeds 64");
 }
 
 TEST(SymExpr, CoefficientsAreBounded) {

@@ -97,14 +97,17 @@ using Substitution = std::map<std::string, Expr>;
 /// power) computes in all when it expands products of sums: real sizes have a
 /// few terms; a short text must not ask for an astronomical expansion, nor for
 /// many large ones.
-constexpr size_t kMaxExpandedTerms = 10000;
+constexpr size_t kMaxExpandedTerms = 1000;
 constexpr int kMaxSumPower = 64;
-constexpr size_t kMaxExpansionWork = 100000;
+constexpr size_t kMaxExpansionWork = 10000;
 /// The largest coefficient (numerator or denominator, in magnitude) a parse
 /// or a power builds, in bits: sizes and costs have small ones, and a short
 /// text must not ask for numbers of millions of digits
 /// (`((35^1024)^1024)^1024`), whose every product takes seconds.
 constexpr unsigned kMaxCoefficientBits = 1024;
+/// The largest exponent (in magnitude) of a symbol a parse or a power
+/// builds: sizes have squares and cubes, and `S^1200` prints as 1200 factors.
+constexpr int kMaxExponent = 64;
 
 class Expr {
 public:
@@ -156,8 +159,10 @@ public:
   /// `work`, when given, adds up the term products computed across calls
   /// (a parse's); the power fails once they pass kMaxExpansionWork.
   Result<Expr> pow(int n, size_t *work = nullptr) const;
-  /// Whether a coefficient exceeds kMaxCoefficientBits.
-  bool hasHugeCoefficient() const;
+  /// Why this expression is beyond what a parse or a power builds (a
+  /// coefficient above kMaxCoefficientBits or an exponent above
+  /// kMaxExponent), or "" when it is not.
+  std::string limitError() const;
 
   /// Replaces the symbols in `s` by their expressions; other symbols stay.
   /// Fails when a symbol with a negative exponent is replaced by a sum.
@@ -207,8 +212,6 @@ Expr product(const std::vector<Expr> &factors);
 
 /// The error of an expansion above kMaxExpansionWork.
 std::string expansionWorkError();
-/// The error of a coefficient above kMaxCoefficientBits.
-std::string hugeCoefficientError();
 
 /// The part of a diagnostic that explains why `e = value` is not an integer:
 /// "tp must divide H" for monomials, empty otherwise.
@@ -284,8 +287,9 @@ private:
       } else {
         return true;
       }
-      if (out.hasHugeCoefficient())
-        return lex.fail(hugeCoefficientError());
+      std::string limit = out.limitError();
+      if (!limit.empty())
+        return lex.fail(limit);
     }
   }
 
