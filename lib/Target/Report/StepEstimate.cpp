@@ -81,10 +81,22 @@ mlir::stage::report::estimateStagesWork(ModuleOp module, const sym::Bindings &b,
       FailureOr<PhaseTimes> t = phaseTimes(chunk, b, device);
       if (failed(t))
         return failure();
-      for (Phase p : {Phase::Forward, Phase::Backward, Phase::Recompute}) {
-        unsigned i = unsigned(p);
-        work += t->compute[i] + t->comm[i] - t->zero3[i];
-      }
+      // A step hides at most its ZeRO gathers and reduce-scatters, and at
+      // most behind its compute: per step (the forward; the backward with
+      // its recomputation) compute + comm - min(zero3, compute), as the
+      // report's steps are formed. Summed over stages, max(compute, zero3)
+      // is at least the max of the sums, so the step without a pipeline
+      // bounds theirs.
+      auto step = [&](std::initializer_list<Phase> phases) {
+        double compute = 0, comm = 0, zero3 = 0;
+        for (Phase p : phases) {
+          compute += t->compute[unsigned(p)];
+          comm += t->comm[unsigned(p)];
+          zero3 += t->zero3[unsigned(p)];
+        }
+        return compute + comm - std::min(zero3, compute);
+      };
+      work += step({Phase::Forward}) + step({Phase::Backward, Phase::Recompute});
       work -= t->reductions;
     }
   return work;

@@ -50,13 +50,14 @@ FailureOr<StepEstimate> estimateStep(ModuleOp module, const sym::Bindings &b,
                                      double timeOnlyWithin = 0);
 
 /// What no schedule or overlap hides of `module`'s training step under `b`:
-/// every chunk's compute and communication over all micro-batches, but
-/// ZeRO-3's gathers and reduce-scatters and the gradient reductions after
-/// the micro-batch loop, summed over the stages (seconds). A stage runs its
-/// steps one after the other, so the iteration of a pipeline of pp stages
-/// over the same ops and degrees lasts at least this sum of the step
-/// without a pipeline divided by pp: the plan search's lower bound
-/// (docs/Explore.md). Errors as estimateStep's.
+/// every chunk's compute and communication over all micro-batches, but the
+/// gradient reductions after the micro-batch loop and, of ZeRO's gathers
+/// and reduce-scatters in the loop, what a step's compute could hide,
+/// summed over the stages (seconds). A stage runs its steps one after the
+/// other, so the iteration of a pipeline of pp stages over the same ops and
+/// degrees lasts at least this sum of the step without a pipeline divided by
+/// pp: the plan search's lower bound (docs/Explore.md). Errors as
+/// estimateStep's.
 FailureOr<double> estimateStagesWork(ModuleOp module, const sym::Bindings &b,
                                      const DeviceModel &device);
 
