@@ -2,6 +2,8 @@
 
 #include "Stage/Explore/Search.h"
 
+#include "MemoryBound.h"
+
 #include "Stage/Analysis/CostAnalysis.h"
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageOps.h"
@@ -220,6 +222,12 @@ struct BestTimes {
   }
 };
 
+/// Lower bounds of each plan's iteration (seconds) and peak memory (bytes),
+/// 0 where none was computed.
+struct PlanBounds {
+  std::vector<double> iteration, peak;
+};
+
 /// Runs `fn(i)` for i in [0, n) on up to `threads` threads.
 void parallelFor(size_t n, unsigned threads,
                  const std::function<void(size_t)> &fn) {
@@ -278,7 +286,7 @@ groupBy(ArrayRef<size_t> candidates, function_ref<std::string(size_t)> key) {
 /// do not divide on it go to `own`. False if the step does not compile.
 static bool searchStep(ModuleOp model, const SearchRequest &r,
                        const Plan &representative, ArrayRef<size_t> members,
-                       const std::vector<Plan> &plans, ArrayRef<double> bounds,
+                       const std::vector<Plan> &plans, const PlanBounds &bounds,
                        BestTimes &best, ShapeOutcome &out,
                        std::vector<size_t> &own) {
   auto compileStart = Clock::now();
@@ -299,7 +307,7 @@ static bool searchStep(ModuleOp model, const SearchRequest &r,
   // The step stays as compiled while its plans are evaluated.
   SymbolicCache cache;
   for (auto [n, index] : llvm::enumerate(members)) {
-    if (best.excludes(bounds[index])) {
+    if (best.excludes(bounds.iteration[index])) {
       // The members come in the order of their bounds.
       out.boundSkipped += int64_t(members.size() - n);
       break;
@@ -336,7 +344,8 @@ static bool searchStep(ModuleOp model, const SearchRequest &r,
     Candidate c;
     c.plan = p;
     c.estimate = *e;
-    c.iterationBound = bounds[index];
+    c.iterationBound = bounds.iteration[index];
+    c.peakBound = int64_t(bounds.peak[index]);
     if (e->serving) {
       if (r.maxTpotSeconds > 0 && e->tpotSeconds > r.maxTpotSeconds) {
         ++out.overLatency;
@@ -374,8 +383,9 @@ static bool searchStep(ModuleOp model, const SearchRequest &r,
 /// others), so the representative's step may not hold it.
 static void searchShape(ModuleOp model, const SearchRequest &r,
                         ArrayRef<size_t> members,
-                        const std::vector<Plan> &plans, ArrayRef<double> bounds,
-                        BestTimes best, ShapeOutcome &out) {
+                        const std::vector<Plan> &plans,
+                        const PlanBounds &bounds, BestTimes best,
+                        ShapeOutcome &out) {
   std::vector<size_t> pending(members.begin(), members.end());
   while (!pending.empty()) {
     const Plan &representative = getRepresentative(pending, plans);
@@ -413,7 +423,7 @@ static void getIterationBounds(ModuleOp model, const SearchRequest &r,
                                const ModelLimits &limits,
                                const std::vector<Plan> &plans,
                                ArrayRef<size_t> candidates, unsigned threads,
-                               std::vector<double> &bounds,
+                               PipelineLayers &pipelines, PlanBounds &bounds,
                                SearchResult &result) {
   // The plan's own step but for the pipeline. (Not also ZeRO 0 for every
   // stage: ZeRO 2 and 3 accumulate each micro-batch's gradients on a
@@ -437,18 +447,25 @@ static void getIterationBounds(ModuleOp model, const SearchRequest &r,
     if (succeeded(step)) {
       sym::Bindings stepBindings = *getModuleBindings(**step);
       SymbolicCache cache;
-      // Plans that differ in their pipeline share the degrees' work.
-      std::map<std::array<int64_t, 5>, double> work;
+      // Plans that differ in their pipeline share the degrees' work and
+      // layer memory.
+      std::map<std::array<int64_t, 5>,
+               std::pair<double, std::optional<LayerMemory>>>
+          work;
       for (size_t i : members) {
         const Plan &p = plans[i];
         std::array<int64_t, 5> key{p.dp, p.tp, p.cp, p.ep, p.microBatches};
         auto it = work.find(key);
         if (it == work.end()) {
-          FailureOr<double> w = report::estimateStagesWork(
-              **step, planBindings(stepBindings, unpipelined(p)), r.device);
-          it = work.emplace(key, succeeded(w) ? *w : 0.0).first;
+          sym::Bindings b = planBindings(stepBindings, unpipelined(p));
+          FailureOr<double> w = report::estimateStagesWork(**step, b, r.device);
+          it = work.emplace(key, std::make_pair(succeeded(w) ? *w : 0.0,
+                                                getLayerMemory(**step, b)))
+                   .first;
         }
-        bounds[i] = getScheduleBound(it->second, p);
+        bounds.iteration[i] = getScheduleBound(it->second.first, p);
+        if (it->second.second)
+          bounds.peak[i] = pipelines.peakBound(p, *it->second.second);
       }
     }
     seconds[g] = secondsSince(start);
@@ -506,10 +523,29 @@ FailureOr<SearchResult> mlir::stage::explore::searchPlans(
   // Training plans that cannot be among the best `exactTop` are found by a
   // lower bound of their iteration.
   bool bounded = !r.serving && r.exactTop > 0;
-  std::vector<double> bounds(plans.size(), 0.0);
-  if (!r.serving)
-    getIterationBounds(model, r, limits, plans, candidates, threads, bounds,
-                       result);
+  PlanBounds bounds{std::vector<double>(plans.size(), 0.0),
+                    std::vector<double>(plans.size(), 0.0)};
+  if (!r.serving) {
+    // And those whose pipeline's layers cannot fit, by a lower bound of
+    // their peak.
+    PipelineLayers pipelines(model, bindings);
+    {
+      FirstError quiet;
+      pipelines.splitAll(plans, candidates);
+    }
+    getIterationBounds(model, r, limits, plans, candidates, threads, pipelines,
+                       bounds, result);
+    llvm::erase_if(candidates, [&](size_t i) {
+      if (bounds.peak[i] <= r.device.memoryCapacity)
+        return false;
+      ++result.peakBoundOver;
+      int64_t atLeast = int64_t(bounds.peak[i]);
+      if (!result.smallestPeakBoundOver ||
+          atLeast < result.smallestPeakBoundOver)
+        result.smallestPeakBoundOver = atLeast;
+      return true;
+    });
+  }
 
   // Shapes in the order their first plan was enumerated; each shape's
   // plans by their bounds.
@@ -518,12 +554,14 @@ FailureOr<SearchResult> mlir::stage::explore::searchPlans(
   result.shapes = int64_t(members.size());
   std::vector<size_t> byBound(members.size());
   for (size_t s = 0; s < members.size(); ++s) {
-    llvm::stable_sort(
-        members[s], [&](size_t a, size_t b) { return bounds[a] < bounds[b]; });
+    llvm::stable_sort(members[s], [&](size_t a, size_t b) {
+      return bounds.iteration[a] < bounds.iteration[b];
+    });
     byBound[s] = s;
   }
   llvm::stable_sort(byBound, [&](size_t a, size_t b) {
-    return bounds[members[a].front()] < bounds[members[b].front()];
+    return bounds.iteration[members[a].front()] <
+           bounds.iteration[members[b].front()];
   });
 
   // Shapes compile and evaluate in rounds of a fixed size (in parallel),
@@ -538,10 +576,10 @@ FailureOr<SearchResult> mlir::stage::explore::searchPlans(
   size_t roundSize = bounded ? 8 : byBound.size();
   size_t next = 0;
   while (next < byBound.size() &&
-         !best.excludes(bounds[members[byBound[next]].front()])) {
+         !best.excludes(bounds.iteration[members[byBound[next]].front()])) {
     std::vector<size_t> round;
     while (next < byBound.size() && round.size() < roundSize &&
-           !best.excludes(bounds[members[byBound[next]].front()]))
+           !best.excludes(bounds.iteration[members[byBound[next]].front()]))
       round.push_back(byBound[next++]);
     parallelFor(round.size(), threads, [&](size_t i) {
       size_t s = round[i];

@@ -108,6 +108,11 @@ std::string mlir::stage::explore::describeSearch(const SearchResult &r,
     os << r.statesBoundOver
        << " more do not fit by a lower bound of their model states (at least "
        << gib(double(r.smallestBoundOver)) << "), not compiled.\n";
+  if (r.peakBoundOver)
+    os << r.peakBoundOver
+       << " more do not fit by a lower bound of their pipeline stages' "
+          "layers and activations (at least "
+       << gib(double(r.smallestPeakBoundOver)) << "), not compiled.\n";
   if (r.boundSkipped)
     os << r.boundSkipped << " more not evaluated (" << r.shapesSkipped
        << " shapes not compiled): a lower bound of their iteration exceeds "
@@ -198,6 +203,7 @@ static llvm::json::Object toJson(const Candidate &c, const SearchTitle &t) {
       {"plan", p.options()},
       {"gpus", t.gpus},
       {"peak_memory_bytes", c.estimate.peakBytes},
+      {"peak_memory_bound_bytes", c.peakBound},
       {"peak_stage", c.estimate.peakStage},
       {"model_states_bytes", c.estimate.modelStatesBytes},
       {"iteration_seconds", c.estimate.iterationSeconds},
@@ -218,8 +224,9 @@ static llvm::json::Object toJson(const Candidate &c, const SearchTitle &t) {
   };
   if (!p.serving)
     return o;
-  for (const char *training : {"mfu", "iteration_bound_seconds", "schedule",
-                               "virtual_stages", "zero", "recompute"})
+  for (const char *training :
+       {"mfu", "iteration_bound_seconds", "peak_memory_bound_bytes", "schedule",
+        "virtual_stages", "zero", "recompute"})
     o.erase(training);
   o["batch"] = p.batch;
   o["decode_tokens"] = p.decodeTokens;

@@ -234,7 +234,8 @@ int main(int argc, char **argv) {
           .count();
 
   if (result->enumerated == 0 ||
-      (result->evaluated == 0 && result->statesBoundOver == 0)) {
+      (result->evaluated == 0 && result->statesBoundOver == 0 &&
+       result->peakBoundOver == 0)) {
     std::string why;
     for (const auto &[reason, n] : result->excluded)
       why +=
@@ -254,8 +255,11 @@ int main(int argc, char **argv) {
                 ms + " ms");
   }
   if (result->ranked.empty()) {
-    int64_t smallest = result->smallestPeakOver ? result->smallestPeakOver
-                                                : result->smallestBoundOver;
+    int64_t smallest = result->smallestPeakOver;
+    for (int64_t bound :
+         {result->smallestBoundOver, result->smallestPeakBoundOver})
+      if (!result->smallestPeakOver && bound && (!smallest || bound < smallest))
+        smallest = bound;
     return fail("none of the " + std::to_string(result->enumerated) +
                 " plans of " + title.model + " on " + std::to_string(gpus) +
                 " GPUs fits the " +

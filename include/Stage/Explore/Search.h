@@ -57,6 +57,9 @@ struct Candidate {
   /// Training: the search's lower bound of the iteration (seconds; 0 where
   /// none was computed).
   double iterationBound = 0;
+  /// Training: the search's lower bound of the peak memory (bytes; 0 where
+  /// none was computed).
+  int64_t peakBound = 0;
 };
 
 struct SearchProgress {
@@ -75,6 +78,10 @@ struct SearchResult {
   /// ones whose model states alone exceed it, the rest; and the smallest
   /// evaluated peak over it.
   int64_t statesBoundOver = 0, smallestBoundOver = 0;
+  /// Training plans ruled out before compiling by a lower bound of their
+  /// peak (their stages' layers' states and kept activations), and the
+  /// smallest such bound.
+  int64_t peakBoundOver = 0, smallestPeakBoundOver = 0;
   int64_t statesOver = 0, activationsOver = 0;
   int64_t smallestPeakOver = 0;
   /// Serving plans that fit but exceed the time-per-output-token bound, and
