@@ -2,7 +2,7 @@
 
 #include "Stage/Explore/Search.h"
 
-#include "MemoryBound.h"
+#include "PipelineBounds.h"
 
 #include "Stage/Analysis/CostAnalysis.h"
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
@@ -448,9 +448,9 @@ static void getIterationBounds(ModuleOp model, const SearchRequest &r,
       sym::Bindings stepBindings = *getModuleBindings(**step);
       SymbolicCache cache;
       // Plans that differ in their pipeline share the degrees' work and
-      // layer memory.
+      // layer profile.
       std::map<std::array<int64_t, 5>,
-               std::pair<double, std::optional<LayerMemory>>>
+               std::pair<double, std::optional<LayerProfile>>>
           work;
       for (size_t i : members) {
         const Plan &p = plans[i];
@@ -458,14 +458,21 @@ static void getIterationBounds(ModuleOp model, const SearchRequest &r,
         auto it = work.find(key);
         if (it == work.end()) {
           sym::Bindings b = planBindings(stepBindings, unpipelined(p));
-          FailureOr<double> w = report::estimateStagesWork(**step, b, r.device);
-          it = work.emplace(key, std::make_pair(succeeded(w) ? *w : 0.0,
-                                                getLayerMemory(**step, b)))
-                   .first;
+          FailureOr<report::StagesWork> w =
+              report::estimateStagesWork(**step, b, r.device);
+          std::pair<double, std::optional<LayerProfile>> entry{0.0,
+                                                               std::nullopt};
+          if (succeeded(w))
+            entry = {w->total(), getLayerProfile(**step, b, r.device, *w)};
+          it = work.emplace(key, std::move(entry)).first;
         }
-        bounds.iteration[i] = getScheduleBound(it->second.first, p);
-        if (it->second.second)
-          bounds.peak[i] = pipelines.peakBound(p, *it->second.second);
+        const auto &[total, layer] = it->second;
+        bounds.iteration[i] = getScheduleBound(total, p);
+        if (layer) {
+          bounds.iteration[i] = std::max(bounds.iteration[i],
+                                         pipelines.iterationBound(p, *layer));
+          bounds.peak[i] = pipelines.peakBound(p, *layer);
+        }
       }
     }
     seconds[g] = secondsSince(start);

@@ -65,7 +65,7 @@ mlir::stage::report::estimateStep(ModuleOp module, const sym::Bindings &b,
   return e;
 }
 
-FailureOr<double>
+FailureOr<StagesWork>
 mlir::stage::report::estimateStagesWork(ModuleOp module, const sym::Bindings &b,
                                         const DeviceModel &device) {
   func::FuncOp step;
@@ -75,29 +75,22 @@ mlir::stage::report::estimateStagesWork(ModuleOp module, const sym::Bindings &b,
   StepStructure structure = step ? getStepStructure(step) : StepStructure();
   if (!step || structure.serving)
     return module.emitError("expected a partitioned training step");
-  double work = 0;
+  StagesWork work;
   for (const RankClass &cls : structure.classes)
     for (Operation *chunk : cls.chunks) {
       FailureOr<PhaseTimes> t = phaseTimes(chunk, b, device);
       if (failed(t))
         return failure();
-      // A step hides at most its ZeRO gathers and reduce-scatters, and at
-      // most behind its compute: per step (the forward; the backward with
-      // its recomputation) compute + comm - min(zero3, compute), as the
-      // report's steps are formed. Summed over stages, max(compute, zero3)
-      // is at least the max of the sums, so the step without a pipeline
-      // bounds theirs.
-      auto step = [&](std::initializer_list<Phase> phases) {
-        double compute = 0, comm = 0, zero3 = 0;
+      for (auto [kind, phases] :
+           llvm::enumerate(std::array<std::vector<Phase>, 2>{
+               {{Phase::Forward}, {Phase::Backward, Phase::Recompute}}}))
         for (Phase p : phases) {
-          compute += t->compute[unsigned(p)];
-          comm += t->comm[unsigned(p)];
-          zero3 += t->zero3[unsigned(p)];
+          work.compute[kind] += t->compute[unsigned(p)];
+          work.comm[kind] += t->comm[unsigned(p)];
+          work.zero3[kind] += t->zero3[unsigned(p)];
         }
-        return compute + comm - std::min(zero3, compute);
-      };
-      work += step({Phase::Forward}) + step({Phase::Backward, Phase::Recompute});
-      work -= t->reductions;
+      // The reductions after the loop are counted in the forward's.
+      work.comm[0] -= t->reductions;
     }
   return work;
 }

@@ -14,6 +14,8 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <algorithm>
+
 namespace mlir::stage::report {
 
 struct StepEstimate {
@@ -49,17 +51,30 @@ FailureOr<StepEstimate> estimateStep(ModuleOp module, const sym::Bindings &b,
                                      const DeviceModel &device,
                                      double timeOnlyWithin = 0);
 
-/// What no schedule or overlap hides of `module`'s training step under `b`:
-/// every chunk's compute and communication over all micro-batches, but the
-/// gradient reductions after the micro-batch loop and, of ZeRO's gathers
-/// and reduce-scatters in the loop, what a step's compute could hide,
-/// summed over the stages (seconds). A stage runs its steps one after the
-/// other, so the iteration of a pipeline of pp stages over the same ops and
-/// degrees lasts at least this sum of the step without a pipeline divided by
-/// pp: the plan search's lower bound (docs/Explore.md). Errors as
-/// estimateStep's.
-FailureOr<double> estimateStagesWork(ModuleOp module, const sym::Bindings &b,
-                                     const DeviceModel &device);
+/// The work of `module`'s training step that no schedule or overlap hides,
+/// summed over its chunks and micro-batches (seconds), per step kind: the
+/// forward, and the backward with its recomputation (the report's steps).
+struct StagesWork {
+  /// Compute; communication but the gradient reductions after the
+  /// micro-batch loop; of it, ZeRO's gathers and reduce-scatters in the loop
+  /// (which hide behind the step's compute at most).
+  double compute[2] = {}, comm[2] = {}, zero3[2] = {};
+  /// A step kind's unhidden work: compute + comm - min(zero3, compute).
+  double step(unsigned kind) const {
+    return compute[kind] + comm[kind] - std::min(zero3[kind], compute[kind]);
+  }
+  double total() const { return step(0) + step(1); }
+};
+
+/// The stages' work of `module`'s training step under `b`. A stage runs its
+/// steps one after the other, and summed over stages, max(compute, zero3)
+/// is at least the max of the sums: so the iteration of a pipeline of pp
+/// stages over the same ops and degrees lasts at least the total of the
+/// step without a pipeline divided by pp: the plan search's lower bound
+/// (docs/Explore.md). Errors as estimateStep's.
+FailureOr<StagesWork> estimateStagesWork(ModuleOp module,
+                                         const sym::Bindings &b,
+                                         const DeviceModel &device);
 
 } // namespace mlir::stage::report
 

@@ -1,6 +1,6 @@
-//===- MemoryBound.cpp - A lower bound of a plan's peak memory ------------===//
+//===- PipelineBounds.cpp - Bounds of a plan from its pipeline ------------===//
 
-#include "MemoryBound.h"
+#include "PipelineBounds.h"
 
 #include "Stage/Analysis/MemoryAnalysis.h"
 #include "Stage/Analysis/PipelineSchedule.h"
@@ -16,8 +16,10 @@ using namespace mlir;
 using namespace mlir::stage;
 using namespace mlir::stage::explore;
 
-std::optional<LayerMemory>
-mlir::stage::explore::getLayerMemory(ModuleOp step, const sym::Bindings &b) {
+std::optional<LayerProfile>
+mlir::stage::explore::getLayerProfile(ModuleOp step, const sym::Bindings &b,
+                                      const DeviceModel &device,
+                                      const report::StagesWork &work) {
   func::FuncOp fn;
   std::optional<sym::Expr> count;
   bool oneStack = true;
@@ -69,7 +71,31 @@ mlir::stage::explore::getLayerMemory(ModuleOp step, const sym::Bindings &b) {
   std::optional<double> kept = perLayer(m.chunks.front().keptPerMicrobatch);
   if (!states || !kept)
     return std::nullopt;
-  return LayerMemory{*states, *kept};
+  LayerProfile layer{*states, *kept};
+  // The work with one layer fewer: a chunk of n layers has at least n times
+  // each difference (its layers run the same ops), so its step at least n
+  // times (comm - zero3) + max(compute, zero3) of them, per micro-batch.
+  sym::Bindings fewer = b;
+  fewer[layers] = it->second - 1;
+  FailureOr<report::StagesWork> less =
+      report::estimateStagesWork(step, fewer, device);
+  auto M = b.find("M");
+  if (failed(less) || M == b.end() || M->second < 1)
+    return layer;
+  double seconds[2];
+  for (unsigned kind : {0u, 1u}) {
+    double compute = work.compute[kind] - less->compute[kind];
+    double comm = work.comm[kind] - less->comm[kind];
+    double zero3 = work.zero3[kind] - less->zero3[kind];
+    // (comm holds zero3.)
+    if (compute < 0 || zero3 < 0 || comm < zero3)
+      return layer;
+    seconds[kind] =
+        (comm - zero3 + std::max(compute, zero3)) / double(M->second);
+  }
+  layer.forward = seconds[0];
+  layer.backward = seconds[1];
+  return layer;
 }
 
 void PipelineLayers::splitAll(const std::vector<Plan> &plans,
@@ -134,6 +160,16 @@ const std::vector<StageLayers> *PipelineLayers::getStages(const Plan &p) {
     }
     out[split.stage[c]].held += n;
   }
+  // A micro-batch passes the chunks in order (DualPipe's copies aside);
+  // a stage's first chunk waits for the chunks before it.
+  std::vector<int64_t> firstChunk(p.pp, -1);
+  for (auto [c, stage] : llvm::enumerate(split.stage))
+    if (firstChunk[stage] < 0)
+      firstChunk[stage] = int64_t(c);
+  if (!isMirrored(*kind))
+    for (auto [stage, s] : llvm::enumerate(out))
+      for (int64_t c = 0; c < firstChunk[stage]; ++c)
+        s.before += split.layers[c];
   if (*kind == ScheduleKind::zb_v) {
     // ZB-V plans its order from the steps' times, which only the compiled
     // shape knows; but in any order, a rank's later chunk runs micro-batch
@@ -163,11 +199,15 @@ const std::vector<StageLayers> *PipelineLayers::getStages(const Plan &p) {
         live -= n;
       s.mostKept = std::max(s.mostKept, live);
     }
+    s.endsWithFirstChunk = !order.empty() &&
+                           order.back().kind == StepKind::Backward &&
+                           order.back().chunk == firstChunk[stage] &&
+                           order.back().microbatch == p.microBatches - 1;
   }
   return &out;
 }
 
-double PipelineLayers::peakBound(const Plan &p, const LayerMemory &layer) {
+double PipelineLayers::peakBound(const Plan &p, const LayerProfile &layer) {
   if (p.pp == 1)
     return 0;
   const std::vector<StageLayers> *s = getStages(p);
@@ -178,4 +218,28 @@ double PipelineLayers::peakBound(const Plan &p, const LayerMemory &layer) {
     peak = std::max(peak, double(stage.held) * layer.states +
                               double(stage.mostKept) * layer.keptPerMicrobatch);
   return peak;
+}
+
+double PipelineLayers::iterationBound(const Plan &p,
+                                      const LayerProfile &layer) {
+  std::optional<ScheduleKind> kind = symbolizeScheduleKind(p.schedule);
+  if (p.pp == 1 || !kind || isMirrored(*kind))
+    return 0;
+  const std::vector<StageLayers> *s = getStages(p);
+  if (!s)
+    return 0;
+  // Stage k starts once a micro-batch's forward has passed the layers
+  // before it, runs all its steps one after another (M micro-batches'
+  // forward and backward of its layers), and, when its last step is its
+  // first chunk's backward of the last micro-batch, that backward still
+  // passes the layers before it.
+  double bound = 0, m = double(p.microBatches);
+  for (const StageLayers &stage : *s)
+    bound = std::max(
+        bound,
+        double(stage.before) * layer.forward +
+            m * double(stage.held) * (layer.forward + layer.backward) +
+            (stage.endsWithFirstChunk ? double(stage.before) * layer.backward
+                                      : 0));
+  return bound;
 }
