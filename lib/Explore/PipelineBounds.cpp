@@ -72,6 +72,7 @@ mlir::stage::explore::getLayerProfile(ModuleOp step, const sym::Bindings &b,
   if (!states || !kept)
     return std::nullopt;
   LayerProfile layer{*states, *kept};
+  layer.layers = it->second;
   // The work with one layer fewer: a chunk of n layers has at least n times
   // each difference (its layers run the same ops), so its step at least n
   // times (comm - zero3) + max(compute, zero3) of them, per micro-batch.
@@ -210,7 +211,7 @@ const std::vector<StageLayers> *PipelineLayers::getStages(const Plan &p) {
 double PipelineLayers::peakBound(const Plan &p, const LayerProfile &layer) {
   if (p.pp == 1)
     return 0;
-  const std::vector<StageLayers> *s = getStages(p);
+  const std::vector<StageLayers> *s = getStages(p, layer.layers);
   if (!s)
     return 0;
   double peak = 0;
@@ -225,7 +226,7 @@ double PipelineLayers::iterationBound(const Plan &p,
   std::optional<ScheduleKind> kind = symbolizeScheduleKind(p.schedule);
   if (p.pp == 1 || !kind || isMirrored(*kind))
     return 0;
-  const std::vector<StageLayers> *s = getStages(p);
+  const std::vector<StageLayers> *s = getStages(p, layer.layers);
   if (!s)
     return 0;
   // Stage k starts once a micro-batch's forward has passed the layers
@@ -242,4 +243,17 @@ double PipelineLayers::iterationBound(const Plan &p,
             (stage.endsWithFirstChunk ? double(stage.before) * layer.backward
                                       : 0));
   return bound;
+}
+
+const std::vector<StageLayers> *PipelineLayers::getStages(const Plan &p,
+                                                          int64_t layers) {
+  const std::vector<StageLayers> *s = getStages(p);
+  if (!s)
+    return nullptr;
+  int64_t held = 0;
+  for (const StageLayers &stage : *s)
+    held += stage.held;
+  // DualPipe's ranks hold two stages each: its stages' layers count twice.
+  std::optional<ScheduleKind> kind = symbolizeScheduleKind(p.schedule);
+  return held == (kind && isMirrored(*kind) ? 2 : 1) * layers ? s : nullptr;
 }

@@ -29,10 +29,11 @@ namespace mlir::stage::explore {
 /// What one layer of the model's layer stack holds on a rank (bytes): its
 /// model states, and its activations kept per micro-batch; and what its
 /// forward and backward (with recomputation) steps take per micro-batch at
-/// least (seconds; 0 where unknown).
+/// least (seconds; 0 where unknown). `layers`: the stack's count.
 struct LayerProfile {
   double states = 0, keptPerMicrobatch = 0;
   double forward = 0, backward = 0;
+  int64_t layers = 0;
 };
 
 /// The layer profile of `step` (a training step without a pipeline, whose
@@ -90,6 +91,9 @@ private:
     int64_t virtualStages = 1;
   };
   std::map<std::tuple<int64_t, std::string, int64_t>, Split> splits;
+  /// The stages of `p` when its split has `layers` layers in all (the
+  /// profile's stack is the model's only one), else none.
+  const std::vector<StageLayers> *getStages(const Plan &p, int64_t layers);
   std::map<std::tuple<int64_t, std::string, int64_t, int64_t>,
            std::vector<StageLayers>>
       stages;
