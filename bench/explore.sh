@@ -43,7 +43,7 @@ search() {
     return
   fi
   printf '    %-34s %s; %s s, %s MiB\n' "$name $*" \
-    "$(sed -n 's/^Compiled \(.*\) s in all\./\1/p' "$work/$name.md")" \
+    "$(sed -n 's/^.*Compiled \(.*\) s in all\./\1/p' "$work/$name.md")" \
     "$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$work/$name.time")" \
     "$(( $(sed -n 's/.*Maximum resident set size (kbytes): //p' "$work/$name.time") / 1024 ))"
 }
