@@ -414,17 +414,18 @@ static double getScheduleBound(double work, const Plan &p) {
   return std::max(perStage, work / m / (1 - std::pow(1 - 1 / m, double(p.pp))));
 }
 
-/// The lower bound of each plan's iteration among `candidates`
+/// The lower bounds of each plan's iteration and peak among `candidates`
 /// (docs/Explore.md): its step compiled without a pipeline (pp = 1, 1F1B),
-/// once per shape of such steps; what no schedule hides
-/// of that step (report::estimateStagesWork), over pp. A plan whose bound
-/// cannot be computed keeps 0.
-static void getIterationBounds(ModuleOp model, const SearchRequest &r,
-                               const ModelLimits &limits,
-                               const std::vector<Plan> &plans,
-                               ArrayRef<size_t> candidates, unsigned threads,
-                               PipelineLayers &pipelines, PlanBounds &bounds,
-                               SearchResult &result) {
+/// once per shape of such steps; what no schedule hides of that step
+/// (report::estimateStagesWork), over pp; and from one layer's share of it
+/// and `pipelines`' split, the fill and the stages' memory. A plan whose
+/// bound cannot be computed keeps 0.
+static void getPlanBounds(ModuleOp model, const SearchRequest &r,
+                          const ModelLimits &limits,
+                          const std::vector<Plan> &plans,
+                          ArrayRef<size_t> candidates, unsigned threads,
+                          PipelineLayers &pipelines, PlanBounds &bounds,
+                          SearchResult &result) {
   // The plan's own step but for the pipeline. (Not also ZeRO 0 for every
   // stage: ZeRO 2 and 3 accumulate each micro-batch's gradients on a
   // shard, so their backward computes less than ZeRO 0's.)
@@ -528,7 +529,7 @@ FailureOr<SearchResult> mlir::stage::explore::searchPlans(
       r.threads ? r.threads : std::max(1u, std::thread::hardware_concurrency());
 
   // Training plans that cannot be among the best `exactTop` are found by a
-  // lower bound of their iteration.
+  // lower bound of their iteration,
   bool bounded = !r.serving && r.exactTop > 0;
   PlanBounds bounds{std::vector<double>(plans.size(), 0.0),
                     std::vector<double>(plans.size(), 0.0)};
@@ -540,8 +541,8 @@ FailureOr<SearchResult> mlir::stage::explore::searchPlans(
       FirstError quiet;
       pipelines.splitAll(plans, candidates);
     }
-    getIterationBounds(model, r, limits, plans, candidates, threads, pipelines,
-                       bounds, result);
+    getPlanBounds(model, r, limits, plans, candidates, threads, pipelines,
+                  bounds, result);
     llvm::erase_if(candidates, [&](size_t i) {
       if (bounds.peak[i] <= r.device.memoryCapacity)
         return false;
