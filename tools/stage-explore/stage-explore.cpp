@@ -105,9 +105,9 @@ static cl::opt<unsigned> jobs("jobs",
                               cl::init(0), cl::cat(category));
 static cl::opt<bool> exhaustive(
     "exhaustive",
-    cl::desc("Evaluate every plan (the default skips the training plans a "
-             "lower bound of their iteration keeps out of the top K; the "
-             "HTML chart always shows every plan)"),
+    cl::desc("Evaluate every plan that may fit (the default also skips the "
+             "training plans a lower bound of their iteration keeps out of "
+             "the top K; the HTML chart always shows every plan that fits)"),
     cl::init(false), cl::cat(category));
 static cl::opt<bool> quiet("quiet", cl::desc("No progress line"),
                            cl::init(false), cl::cat(category));
