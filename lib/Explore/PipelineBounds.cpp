@@ -16,10 +16,7 @@ using namespace mlir;
 using namespace mlir::stage;
 using namespace mlir::stage::explore;
 
-std::optional<LayerProfile>
-mlir::stage::explore::getLayerProfile(ModuleOp step, const sym::Bindings &b,
-                                      const DeviceModel &device,
-                                      const report::StagesWork &work) {
+std::optional<LayerStack> mlir::stage::explore::findLayerStack(ModuleOp step) {
   func::FuncOp fn;
   std::optional<sym::Expr> count;
   bool oneStack = true;
@@ -41,11 +38,17 @@ mlir::stage::explore::getLayerProfile(ModuleOp step, const sym::Bindings &b,
   std::set<std::string> symbols = count->symbols();
   if (symbols.size() != 1 || !(*count == sym::Expr::symbol(*symbols.begin())))
     return std::nullopt;
-  const std::string &layers = *symbols.begin();
+  return LayerStack{fn, *symbols.begin()};
+}
+
+std::optional<LayerProfile> mlir::stage::explore::getLayerProfile(
+    ModuleOp step, const LayerStack &stack, const sym::Bindings &b,
+    const DeviceModel &device, const report::StagesWork &work) {
+  const std::string &layers = stack.count;
   auto it = b.find(layers);
   if (it == b.end() || it->second < 3)
     return std::nullopt;
-  FailureOr<std::vector<StageMemory>> memory = analyzeMemory(fn, b);
+  FailureOr<std::vector<StageMemory>> memory = analyzeMemory(stack.step, b);
   if (failed(memory) || memory->size() != 1 ||
       memory->front().chunks.size() != 1)
     return std::nullopt;

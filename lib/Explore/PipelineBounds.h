@@ -17,6 +17,7 @@
 #include "Stage/Support/SymExpr.h"
 #include "Stage/Target/Report/StepEstimate.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
 #include <map>
@@ -36,15 +37,22 @@ struct LayerProfile {
   int64_t layers = 0;
 };
 
-/// The layer profile of `step` (a training step without a pipeline, whose
-/// stages' work under `b` is `work`): the change of its model states, kept
-/// activations and work per layer of its one layer stack. None when the
-/// model has several stacks or a count that is not one symbol, or when its
-/// memory does not grow linearly.
-std::optional<LayerProfile> getLayerProfile(ModuleOp step,
-                                            const sym::Bindings &b,
-                                            const DeviceModel &device,
-                                            const report::StagesWork &work);
+/// The training step function of `step` (a module without a pipeline) and
+/// the symbol counting its one layer stack. None when the model has several
+/// stacks or a count that is not one symbol.
+struct LayerStack {
+  func::FuncOp step;
+  std::string count;
+};
+std::optional<LayerStack> findLayerStack(ModuleOp step);
+
+/// The layer profile of `step`, whose layer stack is `stack` and whose
+/// stages' work under `b` is `work`: the change of its model states, kept
+/// activations and work per layer. None when its memory does not grow
+/// linearly.
+std::optional<LayerProfile>
+getLayerProfile(ModuleOp step, const LayerStack &stack, const sym::Bindings &b,
+                const DeviceModel &device, const report::StagesWork &work);
 
 /// Per physical stage of a plan's pipeline: the layers it holds; the most
 /// layers' activations (per micro-batch) it keeps at once as its schedule

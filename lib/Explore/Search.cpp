@@ -448,6 +448,7 @@ static void getPlanBounds(ModuleOp model, const SearchRequest &r,
     if (succeeded(step)) {
       sym::Bindings stepBindings = *getModuleBindings(**step);
       SymbolicCache cache;
+      std::optional<LayerStack> stack = findLayerStack(**step);
       // Plans that differ in their pipeline share the degrees' work and
       // layer profile.
       std::map<std::array<int64_t, 5>,
@@ -464,7 +465,9 @@ static void getPlanBounds(ModuleOp model, const SearchRequest &r,
           std::pair<double, std::optional<LayerProfile>> entry{0.0,
                                                                std::nullopt};
           if (succeeded(w))
-            entry = {w->total(), getLayerProfile(**step, b, r.device, *w)};
+            entry = {w->total(),
+                     stack ? getLayerProfile(**step, *stack, b, r.device, *w)
+                           : std::nullopt};
           it = work.emplace(key, std::move(entry)).first;
         }
         const auto &[total, layer] = it->second;
