@@ -287,7 +287,8 @@ static LogicalResult weightStepMemory(MicrobatchesOp mb, const sym::Bindings &b,
 FailureOr<std::vector<StageMemory>>
 mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
   StepStructure step = getStepStructure(fn);
-  std::vector<std::vector<PipelineStep>> orders; // the schedule, once needed
+  // The schedule's moments, once needed.
+  std::shared_ptr<const std::vector<StageMoments>> moments;
   std::vector<StageMemory> out;
   WorkingSet ws(b);
   for (const RankClass &cls : step.classes) {
@@ -387,17 +388,17 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
       return failure();
     m.peak = *statesBytes + m.optimizerTransient;
     m.peakAt = "optimizer step";
-    // Walk the stage's schedule: activations live from a micro-batch's
-    // forward to the end of its backward (its weight gradients, when the
-    // schedule runs them apart: they read the layers' inputs).
-    if (orders.empty()) {
+    // The stage's schedule: activations live from a micro-batch's forward
+    // to the end of its backward (its weight gradients, when the schedule
+    // runs them apart: they read the layers' inputs). Its moments hold
+    // what a walk of every step finds (deep pipelines run hundreds of
+    // thousands).
+    if (!moments) {
       FailureOr<ScheduleShape> shape = getScheduleShape(fn, step, b);
       if (failed(shape))
         return failure();
-      orders = getStageSchedules(*shape);
+      moments = getScheduleMoments(*shape);
     }
-    sym::Rational live(0);
-    int64_t inFlight = 0;
     bool anyLoop = llvm::any_of(cls.chunks, [](Operation *c) {
       return bool(getMicrobatches(c));
     });
@@ -408,41 +409,59 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
           m.peakAt = "forward";
         }
     } else {
-      for (const PipelineStep &s : orders[cls.stage]) {
-        auto ci = llvm::find(cls.chunkIds, s.chunk) - cls.chunkIds.begin();
-        const ChunkMemory &cm = m.chunks[ci];
-        if (s.isForward()) {
-          live = live + kept[ci];
-          ++inFlight;
+      const StageMoments &stage = (*moments)[cls.stage];
+      // The class's chunk (its memory) at each position of the moments.
+      SmallVector<size_t> chunkAt;
+      for (int64_t c : stage.chunks)
+        chunkAt.push_back(llvm::find(cls.chunkIds, c) - cls.chunkIds.begin());
+      auto live = [&](const StageMoment &at) {
+        sym::Rational bytes(0);
+        for (auto [position, ci] : llvm::enumerate(chunkAt)) {
+          const ChunkMemory &cm = m.chunks[ci];
+          bytes = bytes + kept[ci] * sym::Rational(at.whole[position]) +
+                  (cm.keptForWeights + cm.heldForWeights) *
+                      sym::Rational(at.awaitingWeights[position]);
         }
+        return bytes;
+      };
+      // The moments come in the order's: the first of the largest value
+      // wins, and only if larger than what is there already.
+      const StageMoment *peakActivationsAt = nullptr;
+      for (const StageMoment &at : stage.kept) {
+        sym::Rational bytes = live(at);
+        if (m.peakActivations < bytes) {
+          m.peakActivations = bytes;
+          peakActivationsAt = &at;
+        }
+      }
+      if (peakActivationsAt) {
+        int64_t inFlight = 0;
+        for (auto [whole, awaiting] : llvm::zip(
+                 peakActivationsAt->whole, peakActivationsAt->awaitingWeights))
+          inFlight += whole + awaiting;
+        m.peakInFlight = inFlight;
+      }
+      const StageMoment *peakAt = nullptr;
+      for (const StageMoment &at : stage.running) {
+        const ChunkMemory &cm = m.chunks[chunkAt[at.position]];
         sym::Rational now =
-            *statesBytes + live +
-            (s.isForward() ? cm.forwardTransient : cm.backwardTransient);
-        if (m.peakActivations < live) {
-          m.peakActivations = live;
-          m.peakInFlight = inFlight;
-        }
+            *statesBytes + live(at) +
+            (at.step.isForward() ? cm.forwardTransient : cm.backwardTransient);
         if (m.peak < now) {
           m.peak = now;
-          m.peakAt =
-              (Twine(s.isForward()                    ? "forward"
-                     : s.kind == StepKind::WeightGrad ? "weight gradients"
-                     : s.kind == StepKind::InputGrad  ? "input gradient"
-                                                      : "backward") +
-               " of micro-batch " + Twine(s.microbatch) +
-               (cls.chunks.size() > 1 ? " in chunk " + Twine(s.chunk)
-                                      : Twine("")))
-                  .str();
+          peakAt = &at;
         }
-        if (s.kind == StepKind::InputGrad)
-          live = live - (kept[ci] - cm.keptForWeights) + cm.heldForWeights;
-        // A whole backward frees all; a weight-gradient step what B left.
-        if (s.kind == StepKind::WeightGrad || s.kind == StepKind::Backward) {
-          live = live - (s.kind == StepKind::WeightGrad
-                             ? cm.keptForWeights + cm.heldForWeights
-                             : kept[ci]);
-          --inFlight;
-        }
+      }
+      if (peakAt) {
+        const PipelineStep &s = peakAt->step;
+        m.peakAt = (Twine(s.isForward()                    ? "forward"
+                          : s.kind == StepKind::WeightGrad ? "weight gradients"
+                          : s.kind == StepKind::InputGrad  ? "input gradient"
+                                                           : "backward") +
+                    " of micro-batch " + Twine(s.microbatch) +
+                    (cls.chunks.size() > 1 ? " in chunk " + Twine(s.chunk)
+                                           : Twine("")))
+                       .str();
       }
     }
     out.push_back(std::move(m));

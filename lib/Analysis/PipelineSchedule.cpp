@@ -4,10 +4,11 @@
 
 #include "Stage/Analysis/CostAnalysis.h"
 
+#include "llvm/ADT/DenseMap.h"
+
 #include <algorithm>
 #include <limits>
-#include <map>
-#include <set>
+#include <queue>
 
 using namespace mlir;
 using namespace mlir::stage;
@@ -250,13 +251,37 @@ listSchedule(const ScheduleShape &s, Preference pref) {
   std::vector<int64_t> inFlight(pp, 0);
   int64_t limit = pp * v, remaining = 3 * chunks * M;
   std::vector<std::vector<PipelineStep>> orders(pp);
-  std::set<double> events{0.0};
+  for (std::vector<PipelineStep> &o : orders)
+    o.reserve(size_t(3 * v * M));
+  // The ends of the steps running, earliest first, with their chunks. A
+  // rank can pick something new only when a step of one of its chunks or
+  // of their neighbours ends (what the steps wait for), or when the
+  // schedule stalls: only those ranks are looked at, in rank order, which
+  // picks what looking at every rank at every end would.
+  using End = std::pair<double, int64_t>;
+  std::priority_queue<End, std::vector<End>, std::greater<End>> ends;
+  std::vector<char> dirty(pp, 1);
+  std::vector<int64_t> toLook(pp);
+  for (int64_t p = 0; p < pp; ++p)
+    toLook[p] = p;
+  auto lookAt = [&](int64_t p) {
+    if (!dirty[p]) {
+      dirty[p] = 1;
+      toLook.push_back(p);
+    }
+  };
   double t = 0;
   bool stalled = false;
   while (remaining) {
-    for (int64_t p = 0; p < pp; ++p) {
-      if (free[p] > t)
+    llvm::sort(toLook);
+    size_t kept = 0;
+    for (int64_t p : toLook) {
+      // A rank busy past t stays to be looked at when it is free.
+      if (free[p] > t) {
+        toLook[kept++] = p;
         continue;
+      }
+      dirty[p] = 0;
       // chunksOf lists the later chunk first; the first candidate wins.
       std::optional<PipelineStep> pick;
       auto inputGrad = [&](int64_t c) {
@@ -311,17 +336,28 @@ listSchedule(const ScheduleShape &s, Preference pref) {
       }
       orders[p].push_back(*pick);
       free[p] = end;
-      events.insert(end);
+      ends.push({end, c});
       --remaining;
     }
-    auto next = events.upper_bound(t);
-    if (next == events.end()) {
+    toLook.resize(kept);
+    if (!remaining)
+      break;
+    if (ends.empty()) {
       if (stalled)
         return {}; // cannot happen: an input gradient or forward is ready
       stalled = true;
+      for (int64_t p = 0; p < pp; ++p)
+        lookAt(p);
       continue;
     }
-    t = *next;
+    t = ends.top().first;
+    while (!ends.empty() && ends.top().first == t) {
+      int64_t c = ends.top().second;
+      ends.pop();
+      for (int64_t n : {c - 1, c, c + 1})
+        if (n >= 0 && n < chunks)
+          lookAt(getPhysicalStage(s.kind, pp, n));
+    }
   }
   return orders;
 }
@@ -375,24 +411,16 @@ static std::vector<PipelineStep> stageOrder(const ScheduleShape &s, int64_t p) {
   return steps;
 }
 
-static std::optional<Timeline>
-replay(const ScheduleShape &s,
-       const std::vector<std::vector<PipelineStep>> &orders,
-       ArrayRef<StepWeights> times);
+static std::optional<ScheduleSpan> replay(const ScheduleShape &s,
+                                          const StageOrders &orders,
+                                          ArrayRef<StepWeights> times,
+                                          Timeline *record = nullptr);
 
 static std::vector<StepWeights> weightsOrUnit(const ScheduleShape &s) {
   std::vector<StepWeights> times;
   for (int64_t c = 0; c < s.stages * s.virtualStages; ++c)
     times.push_back(weightsOf(s, c));
   return times;
-}
-
-static double makespan(const Timeline &t) {
-  double end = 0;
-  for (const std::vector<TimedStep> &stage : t)
-    for (const TimedStep &step : stage)
-      end = std::max(end, step.end);
-  return end;
 }
 
 /// ZB-V: of the list scheduler's rules, the one whose plan ends first with
@@ -406,9 +434,9 @@ zeroBubbleV(const ScheduleShape &s) {
   for (Preference pref : {Preference{false, true}, Preference{true, true},
                           Preference{true, false}}) {
     std::vector<std::vector<PipelineStep>> orders = listSchedule(s, pref);
-    std::optional<Timeline> t = replay(s, orders, times);
-    if (t && (best.empty() || makespan(*t) < bestEnd)) {
-      bestEnd = makespan(*t);
+    std::optional<ScheduleSpan> t = replay(s, orders, times);
+    if (t && (best.empty() || t->end < bestEnd)) {
+      bestEnd = t->end;
       best = std::move(orders);
     }
   }
@@ -425,38 +453,140 @@ computeStageSchedules(const ScheduleShape &s) {
   return orders;
 }
 
-std::vector<std::vector<PipelineStep>>
+/// What a shape's orders depend on: only ZB-V's on the steps' weights.
+static std::string getOrdersKey(const ScheduleShape &s) {
+  std::string key =
+      std::to_string(int(s.kind)) + " " + std::to_string(s.stages) + " " +
+      std::to_string(s.virtualStages) + " " + std::to_string(s.microBatches);
+  if (s.kind == ScheduleKind::zb_v)
+    for (const StepWeights &w : s.weights)
+      key.append(reinterpret_cast<const char *>(&w), sizeof(w));
+  return key;
+}
+
+std::shared_ptr<const StageOrders>
 mlir::stage::getStageSchedules(const ScheduleShape &s) {
   // A search asks for the same shapes again (the memory walk and the
   // timeline of one plan, plans that differ in other degrees).
-  std::string key = "schedule " + std::to_string(int(s.kind)) + " " +
-                    std::to_string(s.stages) + " " +
-                    std::to_string(s.virtualStages) + " " +
-                    std::to_string(s.microBatches);
-  for (const StepWeights &w : s.weights)
-    key.append(reinterpret_cast<const char *>(&w), sizeof(w));
-  return *memoizeByKey<std::vector<std::vector<PipelineStep>>>(
-      key, [&] { return computeStageSchedules(s); });
+  return memoizeByKey<StageOrders>("schedule " + getOrdersKey(s),
+                                   [&] { return computeStageSchedules(s); });
+}
+
+/// Whether `a`'s counts are each at least `b`'s.
+static bool covers(const StageMoment &a, const StageMoment &b) {
+  for (auto [x, y] : llvm::zip(a.whole, b.whole))
+    if (x < y)
+      return false;
+  for (auto [x, y] : llvm::zip(a.awaitingWeights, b.awaitingWeights))
+    if (x < y)
+      return false;
+  return true;
+}
+
+/// `order`'s moments (StageMoments): each distinct one at its first step,
+/// less those an earlier kept one covers (running the same chunk in the
+/// same direction, for `running`).
+static StageMoments getMoments(ArrayRef<PipelineStep> order) {
+  StageMoments out;
+  for (const PipelineStep &st : order)
+    if (!llvm::is_contained(out.chunks, st.chunk))
+      out.chunks.push_back(st.chunk);
+  size_t n = out.chunks.size();
+  StageMoment now;
+  now.whole.assign(n, 0);
+  now.awaitingWeights.assign(n, 0);
+  // The distinct moments, found by a hash of the counts that each step
+  // updates (a step changes one or two counts; deep pipelines repeat a few
+  // moments thousands of times).
+  auto factor = [](size_t i) { return 0x9e3779b97f4a7c15ull * (2 * i + 1); };
+  uint64_t counts = 0;
+  llvm::DenseMap<uint64_t, SmallVector<uint32_t, 1>> byHash;
+  std::vector<StageMoment> all;
+  auto same = [&](const StageMoment &m) {
+    return m.position == now.position &&
+           m.step.isForward() == now.step.isForward() && m.whole == now.whole &&
+           m.awaitingWeights == now.awaitingWeights;
+  };
+  for (const PipelineStep &st : order) {
+    size_t c = llvm::find(out.chunks, st.chunk) - out.chunks.begin();
+    auto add = [&](SmallVector<int64_t> &count, size_t slot, int64_t by) {
+      count[c] += by;
+      counts += uint64_t(by) * factor(slot);
+    };
+    // A forward's activations are there while it runs; a backward's until
+    // it ends.
+    if (st.isForward())
+      add(now.whole, 2 * c, 1);
+    now.step = st;
+    now.position = c;
+    // (The top bit clear: DenseMap reserves two keys.)
+    uint64_t hash = (counts ^ (factor(2 * n + c) << st.isForward())) >> 1;
+    SmallVector<uint32_t, 1> &bucket = byHash[hash];
+    if (llvm::none_of(bucket, [&](uint32_t i) { return same(all[i]); })) {
+      bucket.push_back(uint32_t(all.size()));
+      all.push_back(now);
+    }
+    if (st.kind == StepKind::InputGrad) {
+      add(now.whole, 2 * c, -1);
+      add(now.awaitingWeights, 2 * c + 1, 1);
+    } else if (st.kind == StepKind::WeightGrad) {
+      add(now.awaitingWeights, 2 * c + 1, -1);
+    } else if (st.kind == StepKind::Backward) {
+      add(now.whole, 2 * c, -1);
+    }
+  }
+  auto keep = [&](std::vector<StageMoment> &kept, auto sameClass) {
+    for (const StageMoment &m : all)
+      if (llvm::none_of(kept, [&](const StageMoment &k) {
+            return sameClass(k, m) && covers(k, m);
+          }))
+        kept.push_back(m);
+  };
+  keep(out.running, [](const StageMoment &a, const StageMoment &b) {
+    return a.position == b.position && a.step.isForward() == b.step.isForward();
+  });
+  keep(out.kept, [](const StageMoment &, const StageMoment &) { return true; });
+  return out;
+}
+
+std::shared_ptr<const std::vector<StageMoments>>
+mlir::stage::getScheduleMoments(const ScheduleShape &s) {
+  return memoizeByKey<std::vector<StageMoments>>(
+      "schedule moments " + getOrdersKey(s), [&] {
+        std::vector<StageMoments> moments;
+        std::shared_ptr<const StageOrders> orders = getStageSchedules(s);
+        for (const std::vector<PipelineStep> &order : *orders)
+          moments.push_back(getMoments(order));
+        return moments;
+      });
 }
 
 std::vector<PipelineStep> mlir::stage::getStageSchedule(const ScheduleShape &s,
                                                         int64_t p) {
   if (s.kind == ScheduleKind::zb_v) {
-    std::vector<std::vector<PipelineStep>> all = zeroBubbleV(s);
-    return p < int64_t(all.size()) ? all[p] : std::vector<PipelineStep>();
+    std::shared_ptr<const StageOrders> all = getStageSchedules(s);
+    return p < int64_t(all->size()) ? (*all)[p] : std::vector<PipelineStep>();
   }
   return stageOrder(s, p);
+}
+
+/// Every chunk's step times when the stages are equal.
+static std::vector<StepWeights> equalStageTimes(const ScheduleShape &s,
+                                                double forward,
+                                                double inputGrad,
+                                                double weightGrad) {
+  // A chunk is 1/v of a stage, except a DualPipe copy's: a whole one.
+  double v = isMirrored(s.kind) ? 1.0 : double(s.virtualStages);
+  return std::vector<StepWeights>(size_t(s.stages * s.virtualStages),
+                                  {forward / v, inputGrad / v, weightGrad / v});
 }
 
 std::optional<Timeline> mlir::stage::simulateTimeline(const ScheduleShape &s,
                                                       double forward,
                                                       double inputGrad,
                                                       double weightGrad) {
-  // A chunk is 1/v of a stage, except a DualPipe copy's: a whole one.
-  double v = isMirrored(s.kind) ? 1.0 : double(s.virtualStages);
-  std::vector<StepWeights> times(size_t(s.stages * s.virtualStages),
-                                 {forward / v, inputGrad / v, weightGrad / v});
-  return simulateTimeline(s, times);
+  return simulateTimeline(s,
+                          equalStageTimes(s, forward, inputGrad, weightGrad));
 }
 
 std::optional<Timeline>
@@ -464,19 +594,26 @@ mlir::stage::simulateTimeline(const ScheduleShape &s,
                               ArrayRef<StepWeights> times) {
   if (int64_t(times.size()) != s.stages * s.virtualStages)
     return std::nullopt;
-  return replay(s, getStageSchedules(s), times);
+  Timeline timeline;
+  if (!replay(s, *getStageSchedules(s), times, &timeline))
+    return std::nullopt;
+  return timeline;
 }
 
-static std::optional<Timeline>
-replay(const ScheduleShape &s,
-       const std::vector<std::vector<PipelineStep>> &orders,
-       ArrayRef<StepWeights> times) {
+std::optional<ScheduleSpan>
+mlir::stage::simulateSpan(const ScheduleShape &s, ArrayRef<StepWeights> times) {
+  if (int64_t(times.size()) != s.stages * s.virtualStages)
+    return std::nullopt;
+  return replay(s, *getStageSchedules(s), times);
+}
+
+static std::optional<ScheduleSpan> replay(const ScheduleShape &s,
+                                          const StageOrders &orders,
+                                          ArrayRef<StepWeights> times,
+                                          Timeline *record) {
   int64_t pp = s.stages;
   if (int64_t(orders.size()) != pp)
     return std::nullopt;
-  // End times of the finished forwards and input gradients (a whole
-  // backward counts as its input gradient) by chunk and micro-batch, -1
-  // while not done.
   int64_t chunks = 0, microbatches = 0;
   size_t remaining = 0;
   for (auto &o : orders) {
@@ -486,35 +623,42 @@ replay(const ScheduleShape &s,
       microbatches = std::max(microbatches, st.microbatch + 1);
     }
   }
+  // Where each chunk's steps run, and the ends of its micro-batch chain.
+  std::vector<int64_t> stageOf(chunks, -1), first(chunks), last(chunks);
+  for (int64_t p = 0; p < pp; ++p)
+    for (const PipelineStep &st : orders[p])
+      stageOf[st.chunk] = p;
+  for (int64_t c = 0; c < chunks; ++c) {
+    ChunkChain chain = getChunkChain(s, c);
+    first[c] = chain.first;
+    last[c] = chain.last;
+  }
+  // End times of the finished forwards and input gradients (a whole
+  // backward counts as its input gradient) by chunk and micro-batch, -1
+  // while not done.
   std::vector<double> forwards(size_t(chunks * microbatches), -1.0),
       inputs(forwards.size(), -1.0);
   auto slot = [&](int64_t c, int64_t m) {
     return size_t(c * microbatches + m);
   };
-  std::vector<size_t> next(pp, 0);
-  std::vector<double> free(pp, 0.0);
-  Timeline timeline(pp);
-  for (int64_t p = 0; p < pp; ++p)
-    timeline[p].reserve(orders[p].size());
-  // When step `st` of stage p can start (its inputs' end), if they are done.
-  auto readyAt = [&](const PipelineStep &st) -> std::optional<double> {
-    double ready = 0;
+  // When step `st` can start (its inputs' end), if they are done.
+  auto readyAt = [&](const PipelineStep &st, double &ready) {
     auto need = [&](const std::vector<double> &ends, int64_t c) {
-      if (c < 0 || c >= chunks || ends[slot(c, st.microbatch)] < 0)
+      if (c < 0 || c >= chunks)
         return false;
-      ready = std::max(ready, ends[slot(c, st.microbatch)]);
-      return true;
+      double end = ends[slot(c, st.microbatch)];
+      ready = std::max(ready, end);
+      return end >= 0;
     };
-    ChunkChain chain = getChunkChain(s, st.chunk);
-    bool ok = st.kind == StepKind::Forward
-                  ? st.chunk == chain.first || need(forwards, st.chunk - 1)
-              : st.kind == StepKind::WeightGrad
-                  ? need(inputs, st.chunk)
-                  : need(forwards, st.chunk) &&
-                        (st.chunk == chain.last || need(inputs, st.chunk + 1));
-    if (!ok)
-      return std::nullopt;
-    return ready;
+    int64_t c = st.chunk;
+    switch (st.kind) {
+    case StepKind::Forward:
+      return c == first[c] || need(forwards, c - 1);
+    case StepKind::WeightGrad:
+      return need(inputs, c);
+    default:
+      return need(forwards, c) && (c == last[c] || need(inputs, c + 1));
+    }
   };
   auto length = [&](const PipelineStep &st) {
     const StepWeights &w = times[st.chunk];
@@ -530,72 +674,96 @@ replay(const ScheduleShape &s,
     }
     return w.inputGrad + w.weightGrad;
   };
-  while (remaining) {
-    bool progress = false;
-    for (int64_t p = 0; p < pp; ++p) {
-      if (next[p] == orders[p].size())
-        continue;
+  // A step's times depend only on its inputs' ends and its stage's previous
+  // step, so the stages run in any order: each as far as it can, and a
+  // stage waiting is looked at again when a neighbouring chunk finishes a
+  // step (what it waits for).
+  if (record) {
+    record->assign(pp, {});
+    for (int64_t p = 0; p < pp; ++p)
+      (*record)[p].reserve(orders[p].size());
+  }
+  std::vector<size_t> next(pp, 0);
+  std::vector<double> free(pp, 0.0), busy(pp, 0.0);
+  std::vector<int64_t> pending;
+  std::vector<char> queued(pp, 1);
+  for (int64_t p = pp - 1; p >= 0; --p)
+    pending.push_back(p);
+  auto wake = [&](int64_t c) {
+    if (c < 0 || c >= chunks)
+      return;
+    int64_t q = stageOf[c];
+    if (q >= 0 && !queued[q]) {
+      queued[q] = 1;
+      pending.push_back(q);
+    }
+  };
+  while (!pending.empty()) {
+    int64_t p = pending.back();
+    pending.pop_back();
+    queued[p] = 0;
+    const std::vector<PipelineStep> &order = orders[p];
+    while (next[p] < order.size()) {
       // A step, or a pair of steps that start together.
       size_t count =
-          orders[p][next[p]].pairedWithNext && next[p] + 1 < orders[p].size()
-              ? 2
-              : 1;
+          order[next[p]].pairedWithNext && next[p] + 1 < order.size() ? 2 : 1;
       double start = free[p];
       bool ok = true;
       for (size_t k = 0; k < count && ok; ++k) {
-        std::optional<double> r = readyAt(orders[p][next[p] + k]);
-        ok = r.has_value();
-        if (ok)
-          start = std::max(start, *r);
+        double ready = 0;
+        ok = readyAt(order[next[p] + k], ready);
+        start = std::max(start, ready);
       }
       if (!ok)
-        continue;
+        break;
       for (size_t k = 0; k < count; ++k) {
-        const PipelineStep &st = orders[p][next[p]];
+        const PipelineStep &st = order[next[p]];
         double end = start + length(st);
-        if (st.kind == StepKind::Forward)
+        if (st.kind == StepKind::Forward) {
           forwards[slot(st.chunk, st.microbatch)] = end;
-        else if (st.kind != StepKind::WeightGrad)
+          wake(st.chunk + 1);
+        } else if (st.kind != StepKind::WeightGrad) {
           inputs[slot(st.chunk, st.microbatch)] = end;
-        timeline[p].push_back({st, start, end});
+          wake(st.chunk - 1);
+        }
+        if (record)
+          (*record)[p].push_back({st, start, end});
+        busy[p] += end - start;
         start = end;
         ++next[p];
         --remaining;
       }
       free[p] = start;
-      progress = true;
     }
-    if (!progress)
-      return std::nullopt;
   }
-  return timeline;
+  if (remaining)
+    return std::nullopt;
+  ScheduleSpan span;
+  for (int64_t p = 0; p < pp; ++p) {
+    span.end = std::max(span.end, free[p]);
+    span.busiest = std::max(span.busiest, busy[p]);
+  }
+  return span;
 }
 
 std::optional<double> mlir::stage::simulateSchedule(const ScheduleShape &s,
                                                     double forward,
                                                     double inputGrad,
                                                     double weightGrad) {
-  std::optional<Timeline> t =
-      simulateTimeline(s, forward, inputGrad, weightGrad);
-  if (!t)
+  std::optional<ScheduleSpan> span =
+      simulateSpan(s, equalStageTimes(s, forward, inputGrad, weightGrad));
+  if (!span)
     return std::nullopt;
-  return makespan(*t);
+  return span->end;
 }
 
 double mlir::stage::getBubbleFraction(const ScheduleShape &s) {
   if (!splitsBackward(s.kind))
     return double(s.stages - 1) / double(s.virtualStages * s.microBatches);
-  std::optional<Timeline> t = simulateTimeline(s, weightsOrUnit(s));
-  if (!t)
+  std::optional<ScheduleSpan> span = simulateSpan(s, weightsOrUnit(s));
+  if (!span)
     return 0;
-  double busiest = 0;
-  for (const std::vector<TimedStep> &stage : *t) {
-    double busy = 0;
-    for (const TimedStep &step : stage)
-      busy += step.end - step.start;
-    busiest = std::max(busiest, busy);
-  }
-  return busiest > 0 ? (makespan(*t) - busiest) / busiest : 0;
+  return span->busiest > 0 ? (span->end - span->busiest) / span->busiest : 0;
 }
 
 ChunkChain mlir::stage::getChunkChain(const ScheduleShape &s, int64_t chunk) {

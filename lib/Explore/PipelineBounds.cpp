@@ -184,8 +184,8 @@ const std::vector<StageLayers> *PipelineLayers::getStages(const Plan &p) {
       s.mostKept = s.held;
     return &out;
   }
-  std::vector<std::vector<PipelineStep>> orders = getStageSchedules(shape);
-  for (auto [stage, order] : llvm::enumerate(orders)) {
+  std::shared_ptr<const StageOrders> orders = getStageSchedules(shape);
+  for (auto [stage, order] : llvm::enumerate(*orders)) {
     StageLayers &s = out[stage];
     // Activations live from a forward to its input gradient (or whole
     // backward); what a split backward keeps for its weight gradients is

@@ -5,6 +5,8 @@
 #include "gtest/gtest.h"
 
 #include <array>
+#include <map>
+#include <random>
 #include <set>
 
 using namespace mlir::stage;
@@ -22,7 +24,8 @@ std::vector<int64_t> microBatchCounts(int64_t pp) {
 /// gradient after its input gradient.
 void expectComplete(const ScheduleShape &s) {
   bool split = splitsBackward(s.kind);
-  std::vector<std::vector<PipelineStep>> all = getStageSchedules(s);
+  std::shared_ptr<const StageOrders> orders = getStageSchedules(s);
+  const StageOrders &all = *orders;
   ASSERT_EQ(int64_t(all.size()), s.stages);
   for (int64_t p = 0; p < s.stages; ++p) {
     const std::vector<PipelineStep> &steps = all[p];
@@ -307,7 +310,8 @@ TEST(PipelineSchedule, DualPipeFeedsHalfTheMicroBatchesFromEachEnd) {
     EXPECT_EQ(chain.endBatch, c < 4 ? 6 : 12);
   }
   // Every step of a chunk is one of its own micro-batches.
-  for (const std::vector<PipelineStep> &rank : getStageSchedules(s))
+  std::shared_ptr<const StageOrders> orders = getStageSchedules(s);
+  for (const std::vector<PipelineStep> &rank : *orders)
     for (const PipelineStep &st : rank) {
       ChunkChain chain = getChunkChain(s, st.chunk);
       EXPECT_GE(st.microbatch, chain.firstBatch);
@@ -331,6 +335,121 @@ TEST(PipelineSchedule, InterleavedNeedsMultipleOfStages) {
             "multiple of pp: M = 6 is not a multiple of pp = 4");
   EXPECT_EQ(checkSchedule({ScheduleKind::one_f_one_b, 4, 2, 8}),
             "only the interleaved schedule has virtual stages");
+}
+
+/// What a walk of every step of `order` finds, with per chunk `kept` bytes
+/// per micro-batch, `weights` of them (and what the input gradient adds)
+/// held from the input to the weight gradient, and `transient` bytes while
+/// a forward (index 0) or backward step (1) of it runs: the first step of
+/// the largest live-plus-transient bytes, and the in-flight micro-batches
+/// at the first step of the most kept.
+struct WalkPeak {
+  int64_t peak = 0, peakKept = 0, inFlightAtPeakKept = 0;
+  PipelineStep peakStep{StepKind::Forward, -1, -1};
+};
+WalkPeak walk(llvm::ArrayRef<PipelineStep> order,
+              const std::map<int64_t, int64_t> &kept,
+              const std::map<int64_t, int64_t> &weights,
+              const std::map<int64_t, std::array<int64_t, 2>> &transient) {
+  WalkPeak out;
+  int64_t live = 0, inFlight = 0;
+  for (const PipelineStep &st : order) {
+    if (st.isForward()) {
+      live += kept.at(st.chunk);
+      ++inFlight;
+    }
+    int64_t now = live + transient.at(st.chunk)[st.isForward() ? 0 : 1];
+    if (out.peakKept < live) {
+      out.peakKept = live;
+      out.inFlightAtPeakKept = inFlight;
+    }
+    if (out.peak < now) {
+      out.peak = now;
+      out.peakStep = st;
+    }
+    if (st.kind == StepKind::InputGrad)
+      live += weights.at(st.chunk) - kept.at(st.chunk);
+    if (st.kind == StepKind::WeightGrad) {
+      live -= weights.at(st.chunk);
+      --inFlight;
+    }
+    if (st.kind == StepKind::Backward) {
+      live -= kept.at(st.chunk);
+      --inFlight;
+    }
+  }
+  return out;
+}
+
+/// The same from the order's moments.
+WalkPeak
+fromMoments(const StageMoments &moments, const std::map<int64_t, int64_t> &kept,
+            const std::map<int64_t, int64_t> &weights,
+            const std::map<int64_t, std::array<int64_t, 2>> &transient) {
+  auto live = [&](const StageMoment &m) {
+    int64_t bytes = 0;
+    for (auto [i, c] : llvm::enumerate(moments.chunks))
+      bytes += m.whole[i] * kept.at(c) + m.awaitingWeights[i] * weights.at(c);
+    return bytes;
+  };
+  WalkPeak out;
+  for (const StageMoment &m : moments.kept)
+    if (out.peakKept < live(m)) {
+      out.peakKept = live(m);
+      out.inFlightAtPeakKept = 0;
+      for (auto [whole, awaiting] : llvm::zip(m.whole, m.awaitingWeights))
+        out.inFlightAtPeakKept += whole + awaiting;
+    }
+  for (const StageMoment &m : moments.running) {
+    int64_t now =
+        live(m) +
+        transient.at(moments.chunks[m.position])[m.step.isForward() ? 0 : 1];
+    if (out.peak < now) {
+      out.peak = now;
+      out.peakStep = m.step;
+    }
+  }
+  return out;
+}
+
+TEST(PipelineSchedule, MomentsFindWhatAWalkOfEveryStepFinds) {
+  std::mt19937_64 random(7);
+  int64_t compared = 0;
+  for (ScheduleKind kind :
+       {ScheduleKind::gpipe, ScheduleKind::one_f_one_b,
+        ScheduleKind::interleaved, ScheduleKind::zb_h1, ScheduleKind::zb_v,
+        ScheduleKind::dualpipe, ScheduleKind::dualpipe_v})
+    for (int64_t pp : {2, 4, 6})
+      for (int64_t v : {1, 2, 3})
+        for (int64_t M : {2, 6, 12, 24}) {
+          ScheduleShape s{kind, pp, v, M};
+          if (!checkSchedule(s).empty())
+            continue;
+          std::shared_ptr<const StageOrders> orders = getStageSchedules(s);
+          std::shared_ptr<const std::vector<StageMoments>> moments =
+              getScheduleMoments(s);
+          ASSERT_EQ(moments->size(), orders->size());
+          for (int trial = 0; trial < 20; ++trial) {
+            // Small values, zeros among them, so that ties happen.
+            std::map<int64_t, int64_t> kept, weights;
+            std::map<int64_t, std::array<int64_t, 2>> transient;
+            for (int64_t c = 0; c < pp * v; ++c) {
+              kept[c] = int64_t(random() % 4);
+              weights[c] = int64_t(random() % 3);
+              transient[c] = {int64_t(random() % 5), int64_t(random() % 5)};
+            }
+            for (auto [order, m] : llvm::zip(*orders, *moments)) {
+              WalkPeak expected = walk(order, kept, weights, transient);
+              WalkPeak got = fromMoments(m, kept, weights, transient);
+              EXPECT_EQ(got.peak, expected.peak);
+              EXPECT_EQ(got.peakStep, expected.peakStep);
+              EXPECT_EQ(got.peakKept, expected.peakKept);
+              EXPECT_EQ(got.inFlightAtPeakKept, expected.inFlightAtPeakKept);
+              ++compared;
+            }
+          }
+        }
+  EXPECT_GT(compared, 1000);
 }
 
 } // namespace

@@ -16,6 +16,7 @@
 
 #include "Stage/Dialect/Stage/IR/StageOps.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,12 +66,43 @@ struct ScheduleShape {
 /// and M.
 std::string checkSchedule(const ScheduleShape &shape);
 
-/// The steps each physical stage runs, in order.
-std::vector<std::vector<PipelineStep>>
+/// Per physical stage, the steps it runs, in order.
+using StageOrders = std::vector<std::vector<PipelineStep>>;
+/// The orders of `shape`'s stages; kept while a SymbolicCache lives, for
+/// the plans and analyses that ask again (not copied: they run to millions
+/// of steps).
+std::shared_ptr<const StageOrders>
 getStageSchedules(const ScheduleShape &shape);
 /// The steps physical stage `p` runs, in order.
 std::vector<PipelineStep> getStageSchedule(const ScheduleShape &shape,
                                            int64_t p);
+
+/// A moment of a stage's order, for its memory: per chunk of the stage
+/// (`StageMoments::chunks`), the micro-batches whose activations it keeps
+/// whole (forward started, backward or input gradient not ended) and those
+/// kept for their weight gradients (input gradient ended, weight gradient
+/// not), while `step` runs on chunk `chunks[position]`.
+struct StageMoment {
+  SmallVector<int64_t> whole, awaitingWeights;
+  PipelineStep step;
+  size_t position = 0;
+};
+/// The moments of a stage's order at which its memory may peak, whatever
+/// each chunk keeps per micro-batch (bytes are never negative): of the
+/// moments with the same counts the first, and of those only the ones no
+/// earlier moment covers (counts at least as large) -- among the moments
+/// running the same chunk in the same direction (`running`: the transient
+/// working set is the step's), or among all (`kept`: what is kept alone).
+/// Both in the order's order: the first moment of the largest value over
+/// either is the first of the whole order.
+struct StageMoments {
+  SmallVector<int64_t> chunks;
+  std::vector<StageMoment> running, kept;
+};
+/// Per physical stage, the moments of its order (kept while a
+/// SymbolicCache lives).
+std::shared_ptr<const std::vector<StageMoments>>
+getScheduleMoments(const ScheduleShape &shape);
 
 struct TimedStep {
   PipelineStep step;
@@ -93,6 +125,15 @@ std::optional<Timeline> simulateTimeline(const ScheduleShape &shape,
 std::optional<Timeline> simulateTimeline(const ScheduleShape &shape,
                                          double forward, double inputGrad,
                                          double weightGrad = 0);
+
+/// What a timeline comes to: its last step's end and the most time any
+/// stage spends running steps.
+struct ScheduleSpan {
+  double end = 0, busiest = 0;
+};
+/// simulateTimeline's span, without keeping the steps' times.
+std::optional<ScheduleSpan> simulateSpan(const ScheduleShape &shape,
+                                         ArrayRef<StepWeights> times);
 
 /// The iteration time of the equal-stage timeline (a whole backward takes
 /// `inputGrad + weightGrad`). None if the orders wait on each other.

@@ -238,7 +238,7 @@ mlir::stage::chakra::buildWorkload(ModuleOp module, const sym::Bindings &b,
     return failure();
   if (std::string why = checkSchedule(*shape); !why.empty())
     return fn->emitError(why);
-  std::vector<std::vector<PipelineStep>> orders;
+  std::shared_ptr<const StageOrders> orders;
   if (!step.serving)
     orders = getStageSchedules(*shape);
 
@@ -257,7 +257,7 @@ mlir::stage::chakra::buildWorkload(ModuleOp module, const sym::Bindings &b,
     }
     FailureOr<ClassTrace> t =
         expandClass(w, b, device, gradientBucketBytes, cls, *shape,
-                    orders[cls.stage], getOverlap(module));
+                    (*orders)[cls.stage], getOverlap(module));
     if (failed(t))
       return failure();
     w.classes.push_back(std::move(*t));

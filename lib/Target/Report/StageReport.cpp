@@ -285,22 +285,23 @@ LogicalResult mlir::stage::report::buildStageReports(
   p.stages = step.stages;
   p.virtualStages = step.virtualStages;
   p.microBatches = *M;
-  std::optional<Timeline> timeline = simulateTimeline(*shape, times);
-  if (!timeline)
+  std::optional<ScheduleSpan> span = simulateSpan(*shape, times);
+  if (!span)
     return fn.emitError("the schedule's orders wait on each other");
-  double end = 0, busiest = 0;
-  for (const std::vector<TimedStep> &stage : *timeline) {
-    std::vector<TimelineStep> steps;
-    double busy = 0;
-    for (const TimedStep &ts : stage) {
-      steps.push_back(
-          {ts.step.kind, ts.step.chunk, ts.step.microbatch, ts.start, ts.end});
-      end = std::max(end, ts.end);
-      busy += ts.end - ts.start;
+  double end = span->end, busiest = span->busiest;
+  // Every step's times, for the report's chart (not for a search: deep
+  // pipelines run hundreds of thousands of steps).
+  std::optional<Timeline> timeline;
+  if (!numbersOnly)
+    timeline = simulateTimeline(*shape, times);
+  if (timeline)
+    for (const std::vector<TimedStep> &stage : *timeline) {
+      std::vector<TimelineStep> &steps = p.timeline.emplace_back();
+      steps.reserve(stage.size());
+      for (const TimedStep &ts : stage)
+        steps.push_back({ts.step.kind, ts.step.chunk, ts.step.microbatch,
+                         ts.start, ts.end});
     }
-    busiest = std::max(busiest, busy);
-    p.timeline.push_back(std::move(steps));
-  }
   // Idle over compute: the textbook fraction where there is one, else what
   // the timeline shows for the busiest stage.
   p.bubble = split ? (busiest > 0 ? (end - busiest) / busiest : 0)
