@@ -27,6 +27,13 @@ double DeviceModel::seconds(double contraction, double other,
   return std::max(compute, bytes / memoryBytes);
 }
 
+std::string DeviceModel::timingKey() const {
+  double numbers[] = {matmulFlops, vectorFlops,         memoryBytes,
+                      linkBytes,   double(gpusPerNode), networkBytes,
+                      latency,     double(ringAllToAll)};
+  return std::string(reinterpret_cast<const char *>(numbers), sizeof(numbers));
+}
+
 std::optional<DeviceModel> mlir::stage::getDevicePreset(llvm::StringRef name) {
   for (const DeviceModel &d : kPresets)
     if (name.equals_insensitive(d.name))

@@ -2,6 +2,10 @@
 
 #include "Stage/Analysis/RankClasses.h"
 
+#include "Stage/Analysis/CostAnalysis.h"
+
+#include "llvm/ADT/DenseMap.h"
+
 using namespace mlir;
 using namespace mlir::stage;
 
@@ -21,7 +25,7 @@ ServeOp mlir::stage::getServe(Operation *chunk) {
   return {};
 }
 
-StepStructure mlir::stage::getStepStructure(func::FuncOp fn) {
+static StepStructure computeStepStructure(func::FuncOp fn) {
   StepStructure s;
   Block &entry = fn.getBody().front();
   auto pipes = entry.getOps<PipelineOp>();
@@ -58,4 +62,119 @@ StepStructure mlir::stage::getStepStructure(func::FuncOp fn) {
       }
     }
   return s;
+}
+
+StepStructure mlir::stage::getStepStructure(func::FuncOp fn) {
+  static const char tag = 0;
+  return *memoizeDerived<StepStructure>(
+      &tag, fn.getOperation(), [&] { return computeStepStructure(fn); });
+}
+
+namespace {
+/// Whether the bodies of chunks `a` and `b` are the same IR but for the
+/// peers and channels of their sends and receives (which pick and pair the
+/// messages of traces, and which no analysis of costs, times or memory
+/// reads but for whether the peer is the rank itself): the same ops in the same
+/// order, with the same attributes, types and operands (values numbered in
+/// definition order; values from outside the chunks must be the same).
+bool sameBody(Operation *a, Operation *b) {
+  SmallVector<Operation *> opsA, opsB;
+  // In definition order: an op, then what its regions hold.
+  a->walk<WalkOrder::PreOrder>([&](Operation *op) { opsA.push_back(op); });
+  b->walk<WalkOrder::PreOrder>([&](Operation *op) { opsB.push_back(op); });
+  if (opsA.size() != opsB.size())
+    return false;
+  llvm::DenseMap<Value, Value> same; // b's values by a's
+  auto blocksMatch = [&](Operation *x, Operation *y) {
+    if (x->getNumRegions() != y->getNumRegions())
+      return false;
+    for (auto [rx, ry] : llvm::zip(x->getRegions(), y->getRegions())) {
+      if (rx.getBlocks().size() != ry.getBlocks().size())
+        return false;
+      for (auto [bx, by] : llvm::zip(rx, ry)) {
+        if (bx.getNumArguments() != by.getNumArguments())
+          return false;
+        for (auto [vx, vy] : llvm::zip(bx.getArguments(), by.getArguments())) {
+          if (vx.getType() != vy.getType())
+            return false;
+          same[vx] = vy;
+        }
+      }
+    }
+    return true;
+  };
+  // The chunks themselves differ in their stage and layers.
+  for (auto [x, y] : llvm::zip(opsA, opsB)) {
+    if (!blocksMatch(x, y))
+      return false;
+    if (x == a)
+      continue;
+    if (x->getName() != y->getName() ||
+        x->getNumOperands() != y->getNumOperands() ||
+        x->getResultTypes() != y->getResultTypes())
+      return false;
+    for (auto [vx, vy] : llvm::zip(x->getOperands(), y->getOperands())) {
+      auto it = same.find(vx);
+      if (it == same.end() ? vx != vy : it->second != vy)
+        return false;
+    }
+    auto attrs = [](Operation *op) {
+      SmallVector<NamedAttribute> kept;
+      for (NamedAttribute n : op->getAttrDictionary())
+        if (!isa<SendOp, RecvOp>(op) ||
+            (n.getName() != "channel" && n.getName() != "shift"))
+          kept.push_back(n);
+      return kept;
+    };
+    // A message to the same rank (a V's turn) is a hand-over in memory.
+    if (attrs(x) != attrs(y) || isLocalHandoff(x) != isLocalHandoff(y))
+      return false;
+    for (auto [vx, vy] : llvm::zip(x->getResults(), y->getResults()))
+      same[vx] = vy;
+  }
+  return true;
+}
+
+/// Per chunk of a function, its twin (getTwinChunk).
+struct Twins {
+  llvm::DenseMap<Operation *, Operation *> of;
+
+  explicit Twins(func::FuncOp fn) {
+    // Chunks with the same ops and types hash alike; of those, the bodies
+    // that are the same IR are twins.
+    llvm::DenseMap<unsigned, SmallVector<Operation *, 2>> byHash;
+    fn.walk([&](PipelineStageOp chunk) {
+      llvm::hash_code h = llvm::hash_value(0);
+      chunk->walk([&](Operation *op) {
+        h = llvm::hash_combine(h, op->getName().getAsOpaquePointer(),
+                               op->getNumOperands());
+        for (Type t : op->getResultTypes())
+          h = llvm::hash_combine(h, t.getAsOpaquePointer());
+      });
+      SmallVector<Operation *, 2> &firsts = byHash[unsigned(size_t(h))];
+      Operation *twin = chunk;
+      for (Operation *first : firsts)
+        if (sameBody(first, chunk)) {
+          twin = first;
+          break;
+        }
+      if (twin == chunk.getOperation())
+        firsts.push_back(chunk);
+      of[chunk] = twin;
+    });
+  }
+};
+} // namespace
+
+Operation *mlir::stage::getTwinChunk(Operation *chunk) {
+  if (!SymbolicCache::active())
+    return chunk;
+  auto fn = chunk->getParentOfType<func::FuncOp>();
+  if (!fn)
+    return chunk;
+  static const char tag = 0;
+  std::shared_ptr<const Twins> twins =
+      memoizeDerived<Twins>(&tag, fn.getOperation(), [&] { return Twins(fn); });
+  auto it = twins->of.find(chunk);
+  return it == twins->of.end() ? chunk : it->second;
 }

@@ -274,8 +274,8 @@ mlir::stage::walkRooflineSeconds(Operation *root, const sym::Bindings &b,
   return failure(bad);
 }
 
-FailureOr<double> mlir::stage::getPhaseFlops(Operation *root, Phase phase,
-                                             const sym::Bindings &b) {
+static FailureOr<double> computePhaseFlops(Operation *root, Phase phase,
+                                           const sym::Bindings &b) {
   if (SymbolicCache *cache = SymbolicCache::active()) {
     std::shared_ptr<const RooflineProgram> program =
         RooflineProgram::of(root, *cache);
@@ -296,6 +296,33 @@ FailureOr<double> mlir::stage::getPhaseFlops(Operation *root, Phase phase,
   return v->toDouble();
 }
 
+FailureOr<double> mlir::stage::getPhaseFlops(Operation *root, Phase phase,
+                                             const sym::Bindings &b) {
+  static const char tag = 0;
+  return memoizeEvaluated<double>(
+      &tag, getTwinChunk(root), std::to_string(unsigned(phase)), b,
+      [&] { return computePhaseFlops(root, phase, b); });
+}
+
+/// One micro-batch's steps of `chunk`'s loop `loop`.
+static FailureOr<StepWeights> chunkStepTimes(MicrobatchesOp loop,
+                                             const sym::Bindings &b,
+                                             const DeviceModel &d) {
+  BackwardSplit split(loop);
+  StepWeights t{0, 0, 0};
+  // The loop's regions are one micro-batch's steps.
+  if (failed(walkRooflineSeconds(loop, b, d, [&](Operation *op, double sec) {
+        if (getPhase(op) == Phase::Forward)
+          t.forward += sec;
+        else if (split.isWeightGrad(op))
+          t.weightGrad += sec;
+        else
+          t.inputGrad += sec;
+      })))
+    return failure();
+  return t;
+}
+
 FailureOr<std::vector<StepWeights>>
 mlir::stage::getStepTimes(func::FuncOp fn, const StepStructure &s,
                           const sym::Bindings &b, const DeviceModel &d) {
@@ -303,24 +330,20 @@ mlir::stage::getStepTimes(func::FuncOp fn, const StepStructure &s,
   for (const RankClass &c : s.classes)
     chunks += int64_t(c.chunks.size());
   std::vector<StepWeights> times(chunks, StepWeights{0, 0, 0});
+  std::string key = d.timingKey();
   for (const RankClass &c : s.classes)
     for (auto [op, id] : llvm::zip(c.chunks, c.chunkIds)) {
       MicrobatchesOp loop = getMicrobatches(op);
       if (!loop)
         continue;
-      BackwardSplit split(loop);
-      StepWeights &t = times[id];
-      // The loop's regions are one micro-batch's steps.
-      if (failed(
-              walkRooflineSeconds(loop, b, d, [&](Operation *op, double sec) {
-                if (getPhase(op) == Phase::Forward)
-                  t.forward += sec;
-                else if (split.isWeightGrad(op))
-                  t.weightGrad += sec;
-                else
-                  t.inputGrad += sec;
-              })))
+      static const char tag = 0;
+      FailureOr<StepWeights> t =
+          memoizeEvaluated<StepWeights>(&tag, getTwinChunk(op), key, b, [&] {
+            return chunkStepTimes(loop, b, d);
+          });
+      if (failed(t))
         return failure();
+      times[id] = *t;
     }
   return times;
 }

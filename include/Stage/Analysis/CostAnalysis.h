@@ -97,6 +97,16 @@ public:
   llvm::DenseMap<std::pair<const void *, const void *>, std::shared_ptr<void>>
       derived;
   std::unordered_map<std::string, std::shared_ptr<void>> derivedByKey;
+  /// What analyses evaluate under some bindings, by their tag, the IR
+  /// object and a variant (a device): the last bindings and their value.
+  struct Evaluated {
+    std::string variant;
+    sym::Bindings bindings;
+    std::shared_ptr<void> value;
+  };
+  llvm::DenseMap<std::pair<const void *, const void *>,
+                 SmallVector<Evaluated, 1>>
+      evaluated;
   /// The symbols of the expressions compiled while the cache lives.
   sym::SymbolSlots slots;
 
@@ -145,6 +155,37 @@ std::shared_ptr<const T> memoizeByKey(const std::string &key, Compute compute) {
   if (!slot)
     slot = std::make_shared<T>(compute());
   return std::static_pointer_cast<const T>(slot);
+}
+
+/// What `compute()` (a FailureOr<T>) evaluates for the IR object `from`
+/// under `b` for the analysis `tag`, in `variant` (what else it reads, such
+/// as a device): kept while the active SymbolicCache lives until `from` is
+/// asked for under other bindings, so that an analysis asking again for
+/// the same plan, or asking for a twin (getTwinChunk), evaluates once.
+/// Failures are not kept (the next call reports them again).
+template <typename T, typename Compute>
+FailureOr<T> memoizeEvaluated(const void *tag, const void *from,
+                              StringRef variant, const sym::Bindings &b,
+                              Compute compute) {
+  SymbolicCache *active = SymbolicCache::active();
+  if (!active)
+    return compute();
+  SmallVector<SymbolicCache::Evaluated, 1> &kept =
+      active->evaluated[{tag, from}];
+  auto it = llvm::find_if(kept, [&](const SymbolicCache::Evaluated &e) {
+    return e.variant == variant;
+  });
+  if (it != kept.end() && it->bindings == b)
+    return *std::static_pointer_cast<const T>(it->value);
+  FailureOr<T> value = compute();
+  if (failed(value))
+    return failure();
+  if (it == kept.end())
+    it = kept.insert(kept.end(), {variant.str(), b, nullptr});
+  else
+    it->bindings = b;
+  it->value = std::make_shared<T>(*value);
+  return value;
 }
 
 /// `op.getCost()`, from the active SymbolicCache when there is one.

@@ -33,6 +33,8 @@ struct DeviceModel {
   /// Seconds for `flops` contraction / `other` FLOPs moving `bytes`: the
   /// slower of compute and memory.
   double seconds(double contraction, double other, double bytes) const;
+  /// Every number a time depends on, as bytes (a key for memoized times).
+  std::string timingKey() const;
 };
 
 /// H100 SXM, H200, B200, MI300X (vendor datasheet figures, dense bf16).

@@ -44,6 +44,16 @@ struct StepStructure {
 /// The rank classes of `fn`, one per physical pipeline stage.
 StepStructure getStepStructure(func::FuncOp fn);
 
+/// The first chunk of `chunk`'s function whose body is the same IR as
+/// `chunk`'s but for the peers and channels of its sends and receives
+/// (`chunk` itself if none before it is): the middle stages of a deep
+/// pipeline hold the same layers, and what an analysis of costs, times or
+/// memory evaluates for a chunk under some bindings is then the same for
+/// its twins (none reads a message's peer or channel, only whether the
+/// peer is the rank itself). Found once
+/// while a SymbolicCache lives; without one, every chunk is its own.
+Operation *getTwinChunk(Operation *chunk);
+
 /// The micro-batch loop of a chunk, if it has one.
 MicrobatchesOp getMicrobatches(Operation *chunk);
 /// The serving op of a chunk, if it has one.

@@ -129,9 +129,9 @@ struct OpRoles {
 };
 } // namespace
 
-FailureOr<PhaseTimes>
-mlir::stage::report::phaseTimes(Operation *chunk, const sym::Bindings &b,
-                                 const DeviceModel &d) {
+static FailureOr<PhaseTimes> computePhaseTimes(Operation *chunk,
+                                               const sym::Bindings &b,
+                                               const DeviceModel &d) {
   PhaseTimes t;
   // The forward and backward regions' passes under ZeRO-3's prefetch.
   FsdpChain chains[2];
@@ -184,4 +184,13 @@ mlir::stage::report::phaseTimes(Operation *chunk, const sym::Bindings &b,
     t.zero3Exposed[unsigned(phase)] = loopRuns * std::max(0.0, pass - work);
   }
   return t;
+}
+
+FailureOr<PhaseTimes> mlir::stage::report::phaseTimes(Operation *chunk,
+                                                      const sym::Bindings &b,
+                                                      const DeviceModel &d) {
+  static const char tag = 0;
+  return memoizeEvaluated<PhaseTimes>(
+      &tag, getTwinChunk(chunk), d.timingKey(), b,
+      [&] { return computePhaseTimes(chunk, b, d); });
 }
