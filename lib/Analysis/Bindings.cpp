@@ -2,6 +2,7 @@
 
 #include "Stage/Analysis/Bindings.h"
 
+#include "Stage/Analysis/CostAnalysis.h"
 #include "Stage/Dialect/Stage/IR/StageOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -79,8 +80,7 @@ static LogicalResult checkWindow(AttentionOp a, const sym::Bindings &b) {
   return success();
 }
 
-LogicalResult mlir::stage::verifyBindings(Operation *root,
-                                          const sym::Bindings &b) {
+static LogicalResult walkBindings(Operation *root, const sym::Bindings &b) {
   // Types are uniqued: each is checked once (at its first result).
   llvm::DenseSet<Type> valid;
   WalkResult r = root->walk<WalkOrder::PreOrder>([&](Operation *op) {
@@ -112,7 +112,7 @@ LogicalResult mlir::stage::verifyBindings(Operation *root,
             continue;
           sym::Bindings inner = b;
           inner[step->str()] = at;
-          if (failed(verifyBindings(op, inner)))
+          if (failed(walkBindings(op, inner)))
             return WalkResult::interrupt();
         }
         return WalkResult::skip();
@@ -130,4 +130,77 @@ LogicalResult mlir::stage::verifyBindings(Operation *root,
     return WalkResult::advance();
   });
   return failure(r.wasInterrupted());
+}
+
+namespace {
+/// What walkBindings checks under `root`, in its order, when no decode step
+/// loop needs a body checked under other bindings: each type at its first
+/// value, each sliding window, each repeat count. Derived once while a
+/// SymbolicCache lives, so that a search checks each plan without walking
+/// the IR.
+struct BindingChecks {
+  struct Check {
+    Operation *op;
+    Type type; // none for a window or a repeat count
+    std::string what;
+  };
+  std::vector<Check> checks;
+  bool complete = true;
+
+  explicit BindingChecks(Operation *root) {
+    llvm::DenseSet<Type> seen;
+    auto typeCheck = [&](Operation *op, Type t, std::string what) {
+      if (seen.insert(t).second)
+        checks.push_back({op, t, std::move(what)});
+    };
+    root->walk<WalkOrder::PreOrder>([&](Operation *op) {
+      bool nested = op != root;
+      for (auto [i, v] : llvm::enumerate(op->getResults()))
+        if (nested)
+          typeCheck(op, v.getType(), "result " + std::to_string(i));
+      if (auto a = dyn_cast<AttentionOp>(op); a && a.getWindow())
+        checks.push_back({op, Type(), ""});
+      if (auto rep = nested ? dyn_cast<RepeatOp>(op) : RepeatOp()) {
+        checks.push_back({op, Type(), ""});
+        if (rep.getStep())
+          complete = false;
+      }
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (auto [i, arg] : llvm::enumerate(block.getArguments()))
+            typeCheck(op, arg.getType(),
+                      "region argument " + std::to_string(i));
+    });
+  }
+};
+} // namespace
+
+LogicalResult mlir::stage::verifyBindings(Operation *root,
+                                          const sym::Bindings &b) {
+  static const char tag = 0;
+  std::shared_ptr<const BindingChecks> list =
+      SymbolicCache::active()
+          ? memoizeDerived<BindingChecks>(&tag, root,
+                                          [&] { return BindingChecks(root); })
+          : nullptr;
+  if (!list || !list->complete)
+    return walkBindings(root, b);
+  for (const BindingChecks::Check &c : list->checks) {
+    if (c.type) {
+      if (failed(checkType(c.op, c.type, c.what, b)))
+        return failure();
+    } else if (auto a = dyn_cast<AttentionOp>(c.op)) {
+      if (failed(checkWindow(a, b)))
+        return failure();
+    } else {
+      auto rep = cast<RepeatOp>(c.op);
+      FailureOr<int64_t> n = evaluateAt(rep.getLoc(), rep.getCount().getValue(),
+                                        b, "repeat count");
+      if (failed(n))
+        return failure();
+      if (*n < 0)
+        return rep.emitError("repeat count ") << *n << " is negative";
+    }
+  }
+  return success();
 }

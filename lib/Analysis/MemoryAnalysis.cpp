@@ -282,12 +282,159 @@ static LogicalResult weightStepMemory(MicrobatchesOp mb, const sym::Bindings &b,
   return success();
 }
 
+namespace {
+/// What a stage's memory reads of one of its chunks (not a serving one).
+struct ChunkNumbers {
+  ChunkMemory memory;
+  /// The bytes a micro-batch keeps, evaluated.
+  sym::Rational kept;
+};
+} // namespace
+
+/// `chunk`'s numbers under `b`; `split` when the schedule runs its weight
+/// gradients apart.
+static FailureOr<ChunkNumbers> chunkNumbers(Operation *chunk,
+                                            const sym::Expr &keptPerMicrobatch,
+                                            bool split, const sym::Bindings &b,
+                                            WorkingSet &ws) {
+  ChunkNumbers out;
+  ChunkMemory &cm = out.memory;
+  MicrobatchesOp mb = getMicrobatches(chunk);
+  if (!mb) {
+    // A forward-only program: its working set is all there is.
+    FailureOr<sym::Rational> t = ws.peak(chunk->getRegion(0).front(), {});
+    if (failed(t))
+      return failure();
+    cm.forwardTransient = *t;
+    return out;
+  }
+  Block &fwd = mb.getForwardBlock(), &bwd = mb.getBackwardBlock();
+  llvm::DenseSet<Value> fwdKept, bwdGrads;
+  cm.keptPerMicrobatch = keptPerMicrobatch;
+  for (Value v : fwd.getTerminator()->getOperands())
+    fwdKept.insert(v);
+  for (Value v : bwd.getTerminator()->getOperands())
+    bwdGrads.insert(v);
+  // Per layer: what the largest layer stack keeps, over its count.
+  for (auto rep : fwd.getOps<RepeatOp>()) {
+    sym::Expr stacked;
+    for (Value r : rep.getResults().drop_front(rep.getNumCarried()))
+      if (fwdKept.contains(r))
+        stacked += bytesOf(r);
+    FailureOr<sym::Rational> all = bound(mb, stacked, b, "kept per layer");
+    FailureOr<sym::Rational> count =
+        bound(rep, rep.getCount().getValue(), b, "layer count");
+    if (failed(all) || failed(count))
+      return failure();
+    if (count->isZero())
+      continue;
+    sym::Rational perLayer = *all / *count;
+    if (cm.keptPerLayer < perLayer)
+      cm.keptPerLayer = perLayer;
+  }
+  FailureOr<sym::Rational> f = ws.peak(fwd, fwdKept);
+  FailureOr<sym::Rational> bw = ws.peak(bwd, bwdGrads);
+  FailureOr<sym::Rational> k =
+      bound(mb, cm.keptPerMicrobatch, b, "kept activations");
+  if (failed(f) || failed(bw) || failed(k))
+    return failure();
+  cm.forwardTransient = *f;
+  cm.backwardTransient = *bw;
+  if (split && failed(weightStepMemory(mb, b, cm)))
+    return failure();
+  out.kept = *k;
+  return out;
+}
+
+/// "forward of micro-batch 3 in chunk 5": what runs at a stage's peak.
+static std::string describeStep(const PipelineStep &s, const RankClass &cls) {
+  return (Twine(s.isForward()                    ? "forward"
+                : s.kind == StepKind::WeightGrad ? "weight gradients"
+                : s.kind == StepKind::InputGrad  ? "input gradient"
+                                                 : "backward") +
+          " of micro-batch " + Twine(s.microbatch) +
+          (cls.chunks.size() > 1 ? " in chunk " + Twine(s.chunk) : Twine("")))
+      .str();
+}
+
+/// The peak of a stage whose order serves one plan (ZB-V's, planned from
+/// its step times): a walk of every step, in integer bytes, finds what
+/// its moments would (the first moment of the largest value) for less
+/// than finding them. False, with `m` unchanged, if a size is not a whole
+/// number of bytes (the moments then say).
+static bool walkOrder(ArrayRef<PipelineStep> order, const RankClass &cls,
+                      const sym::Rational &statesBytes,
+                      ArrayRef<sym::Rational> kept, StageMemory &m) {
+  using Bytes = __int128;
+  auto whole = [](const sym::Rational &r, Bytes &out) {
+    std::optional<int64_t> v = r.isInteger() ? r.toInt64() : std::nullopt;
+    out = v ? Bytes(*v) : 0;
+    return bool(v);
+  };
+  size_t n = cls.chunks.size();
+  SmallVector<Bytes> perMicrobatch(n), forWeights(n), fwd(n), bwd(n);
+  Bytes states, peak;
+  bool integral = whole(statesBytes, states) && whole(m.peak, peak);
+  for (size_t i = 0; i < n; ++i) {
+    const ChunkMemory &cm = m.chunks[i];
+    integral = integral && whole(kept[i], perMicrobatch[i]) &&
+               whole(cm.keptForWeights + cm.heldForWeights, forWeights[i]) &&
+               whole(cm.forwardTransient, fwd[i]) &&
+               whole(cm.backwardTransient, bwd[i]);
+  }
+  if (!integral)
+    return false;
+  SmallVector<int64_t> wholeCount(n, 0), awaiting(n, 0);
+  Bytes live = 0, peakLive = 0;
+  int64_t inFlight = 0, peakInFlight = 0;
+  const PipelineStep *peakAt = nullptr;
+  for (const PipelineStep &st : order) {
+    size_t c = llvm::find(cls.chunkIds, st.chunk) - cls.chunkIds.begin();
+    if (c == n)
+      return false;
+    // A forward's activations are there while it runs; a backward's until
+    // it ends.
+    if (st.isForward()) {
+      ++wholeCount[c];
+      ++inFlight;
+      live += perMicrobatch[c];
+    }
+    if (peakLive < live) {
+      peakLive = live;
+      peakInFlight = inFlight;
+    }
+    Bytes now = states + live + (st.isForward() ? fwd[c] : bwd[c]);
+    if (peak < now) {
+      peak = now;
+      peakAt = &st;
+    }
+    if (st.kind == StepKind::InputGrad) {
+      live += forWeights[c] - perMicrobatch[c];
+    } else if (st.kind == StepKind::WeightGrad) {
+      live -= forWeights[c];
+      --inFlight;
+    } else if (st.kind == StepKind::Backward) {
+      live -= perMicrobatch[c];
+      --inFlight;
+    }
+  }
+  auto rational = [](Bytes v) { return sym::Rational(int64_t(v)); };
+  m.peakActivations = rational(peakLive);
+  m.peakInFlight = peakInFlight;
+  if (peakAt) {
+    m.peak = rational(peak);
+    m.peakAt = describeStep(*peakAt, cls);
+  }
+  return true;
+}
+
 /// One function: each stage's states, kept activations, transients and
 /// peak are read in one walk of its chunks, in the schedule's order.
 FailureOr<std::vector<StageMemory>>
 mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
   StepStructure step = getStepStructure(fn);
-  // The schedule's moments, once needed.
+  // The schedule and its moments, once needed.
+  std::optional<ScheduleShape> shape;
   std::shared_ptr<const std::vector<StageMoments>> moments;
   std::vector<StageMemory> out;
   WorkingSet ws(b);
@@ -305,73 +452,37 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
     SmallVector<sym::Rational> kept;
     for (auto [chunk, keptPerMicrobatch] :
          llvm::zip(cls.chunks, states->keptPerMicrobatch)) {
-      Block &body = chunk->getRegion(0).front();
-      ChunkMemory cm;
       if (ServeOp serve = getServe(chunk)) {
         if (failed(analyzeServing(serve, b, ws, m)))
           return failure();
-        m.chunks.push_back(cm);
+        m.chunks.push_back(ChunkMemory());
         kept.push_back(sym::Rational(0));
         continue;
       }
-      MicrobatchesOp mb = getMicrobatches(chunk);
-      if (!mb) {
-        // A forward-only program: its working set is all there is.
-        FailureOr<sym::Rational> t = ws.peak(body, {});
-        if (failed(t))
-          return failure();
-        cm.forwardTransient = *t;
-        m.chunks.push_back(cm);
-        kept.push_back(sym::Rational(0));
-        continue;
-      }
-      Block &fwd = mb.getForwardBlock(), &bwd = mb.getBackwardBlock();
-      llvm::DenseSet<Value> fwdKept, bwdGrads;
-      cm.keptPerMicrobatch = keptPerMicrobatch;
-      for (Value v : fwd.getTerminator()->getOperands())
-        fwdKept.insert(v);
-      for (Value v : bwd.getTerminator()->getOperands())
-        bwdGrads.insert(v);
-      // Per layer: what the largest layer stack keeps, over its count.
-      for (auto rep : fwd.getOps<RepeatOp>()) {
-        sym::Expr stacked;
-        for (Value r : rep.getResults().drop_front(rep.getNumCarried()))
-          if (fwdKept.contains(r))
-            stacked += bytesOf(r);
-        FailureOr<sym::Rational> all = bound(mb, stacked, b, "kept per layer");
-        FailureOr<sym::Rational> count =
-            bound(rep, rep.getCount().getValue(), b, "layer count");
-        if (failed(all) || failed(count))
-          return failure();
-        if (count->isZero())
-          continue;
-        sym::Rational perLayer = *all / *count;
-        if (cm.keptPerLayer < perLayer)
-          cm.keptPerLayer = perLayer;
-      }
-      FailureOr<sym::Rational> f = ws.peak(fwd, fwdKept);
-      FailureOr<sym::Rational> bw = ws.peak(bwd, bwdGrads);
-      FailureOr<sym::Rational> k =
-          bound(mb, cm.keptPerMicrobatch, b, "kept activations");
-      if (failed(f) || failed(bw) || failed(k))
+      // Twins (getTwinChunk) have the same numbers.
+      static const char tag = 0;
+      bool split = splitsBackward(step.kind);
+      FailureOr<ChunkNumbers> numbers = memoizeEvaluated<ChunkNumbers>(
+          &tag, getTwinChunk(chunk), split ? "split" : "whole", b,
+          [&] { return chunkNumbers(chunk, keptPerMicrobatch, split, b, ws); });
+      if (failed(numbers))
         return failure();
-      cm.forwardTransient = *f;
-      cm.backwardTransient = *bw;
-      if (splitsBackward(step.kind) && failed(weightStepMemory(mb, b, cm)))
-        return failure();
-      kept.push_back(*k);
-      m.chunks.push_back(cm);
+      m.chunks.push_back(numbers->memory);
+      kept.push_back(numbers->kept);
     }
     // The optimizer phase: what runs after the micro-batch loops.
     for (Operation *chunk : cls.chunks) {
-      Block &body = chunk->getRegion(0).front();
-      llvm::DenseSet<Value> excluded;
-      if (MicrobatchesOp mb = getMicrobatches(chunk))
-        for (Value g : mb.getResults())
-          excluded.insert(g);
-      if (!getMicrobatches(chunk))
+      MicrobatchesOp mb = getMicrobatches(chunk);
+      if (!mb)
         continue;
-      FailureOr<sym::Rational> t = ws.peak(body, excluded);
+      static const char tag = 0;
+      FailureOr<sym::Rational> t = memoizeEvaluated<sym::Rational>(
+          &tag, getTwinChunk(chunk), "", b, [&]() -> FailureOr<sym::Rational> {
+            llvm::DenseSet<Value> excluded;
+            for (Value g : mb.getResults())
+              excluded.insert(g);
+            return ws.peak(chunk->getRegion(0).front(), excluded);
+          });
       if (failed(t))
         return failure();
       if (m.optimizerTransient < *t)
@@ -393,11 +504,11 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
     // runs them apart: they read the layers' inputs). Its moments hold
     // what a walk of every step finds (deep pipelines run hundreds of
     // thousands).
-    if (!moments) {
-      FailureOr<ScheduleShape> shape = getScheduleShape(fn, step, b);
-      if (failed(shape))
+    if (!shape) {
+      FailureOr<ScheduleShape> planned = getScheduleShape(fn, step, b);
+      if (failed(planned))
         return failure();
-      moments = getScheduleMoments(*shape);
+      shape = std::move(*planned);
     }
     bool anyLoop = llvm::any_of(cls.chunks, [](Operation *c) {
       return bool(getMicrobatches(c));
@@ -408,7 +519,11 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
           m.peak = *statesBytes + cm.forwardTransient;
           m.peakAt = "forward";
         }
-    } else {
+    } else if (!orderDependsOnWeights(*shape) ||
+               !walkOrder((*getStageSchedules(*shape))[cls.stage], cls,
+                          *statesBytes, kept, m)) {
+      if (!moments)
+        moments = getScheduleMoments(*shape);
       const StageMoments &stage = (*moments)[cls.stage];
       // The class's chunk (its memory) at each position of the moments.
       SmallVector<size_t> chunkAt;
@@ -452,17 +567,8 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
           peakAt = &at;
         }
       }
-      if (peakAt) {
-        const PipelineStep &s = peakAt->step;
-        m.peakAt = (Twine(s.isForward()                    ? "forward"
-                          : s.kind == StepKind::WeightGrad ? "weight gradients"
-                          : s.kind == StepKind::InputGrad  ? "input gradient"
-                                                           : "backward") +
-                    " of micro-batch " + Twine(s.microbatch) +
-                    (cls.chunks.size() > 1 ? " in chunk " + Twine(s.chunk)
-                                           : Twine("")))
-                       .str();
-      }
+      if (peakAt)
+        m.peakAt = describeStep(peakAt->step, cls);
     }
     out.push_back(std::move(m));
   }

@@ -453,12 +453,16 @@ computeStageSchedules(const ScheduleShape &s) {
   return orders;
 }
 
-/// What a shape's orders depend on: only ZB-V's on the steps' weights.
+bool mlir::stage::orderDependsOnWeights(const ScheduleShape &s) {
+  return s.kind == ScheduleKind::zb_v;
+}
+
+/// What a shape's orders depend on.
 static std::string getOrdersKey(const ScheduleShape &s) {
   std::string key =
       std::to_string(int(s.kind)) + " " + std::to_string(s.stages) + " " +
       std::to_string(s.virtualStages) + " " + std::to_string(s.microBatches);
-  if (s.kind == ScheduleKind::zb_v)
+  if (orderDependsOnWeights(s))
     for (const StepWeights &w : s.weights)
       key.append(reinterpret_cast<const char *>(&w), sizeof(w));
   return key;

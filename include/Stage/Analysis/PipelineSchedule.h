@@ -66,6 +66,10 @@ struct ScheduleShape {
 /// and M.
 std::string checkSchedule(const ScheduleShape &shape);
 
+/// Whether the orders are planned from the steps' weights (ZB-V's), and so
+/// serve only the plans whose steps take the same times.
+bool orderDependsOnWeights(const ScheduleShape &shape);
+
 /// Per physical stage, the steps it runs, in order.
 using StageOrders = std::vector<std::vector<PipelineStep>>;
 /// The orders of `shape`'s stages; kept while a SymbolicCache lives, for
