@@ -5,6 +5,7 @@
 #include "Stage/Analysis/CostAnalysis.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/bit.h"
 
 #include <algorithm>
 #include <limits>
@@ -260,86 +261,78 @@ listSchedule(const ScheduleShape &s, Preference pref) {
   // picks what looking at every rank at every end would.
   using End = std::pair<double, int64_t>;
   std::priority_queue<End, std::vector<End>, std::greater<End>> ends;
-  std::vector<char> dirty(pp, 1);
-  std::vector<int64_t> toLook(pp);
+  // The ranks to look at, as bits, so that they come in rank order.
+  std::vector<uint64_t> toLook(size_t((pp + 63) / 64), 0);
+  auto lookAt = [&](int64_t p) { toLook[p / 64] |= uint64_t(1) << (p % 64); };
   for (int64_t p = 0; p < pp; ++p)
-    toLook[p] = p;
-  auto lookAt = [&](int64_t p) {
-    if (!dirty[p]) {
-      dirty[p] = 1;
-      toLook.push_back(p);
-    }
-  };
+    lookAt(p);
   double t = 0;
   bool stalled = false;
   while (remaining) {
-    llvm::sort(toLook);
-    size_t kept = 0;
-    for (int64_t p : toLook) {
-      // A rank busy past t stays to be looked at when it is free.
-      if (free[p] > t) {
-        toLook[kept++] = p;
-        continue;
-      }
-      dirty[p] = 0;
-      // chunksOf lists the later chunk first; the first candidate wins.
-      std::optional<PipelineStep> pick;
-      auto inputGrad = [&](int64_t c) {
-        int64_t m = nextB[c];
-        if (!pick && m < M && forwardDone[c * M + m] <= t &&
-            (c == chunks - 1 || inputDone[(c + 1) * M + m] <= t))
-          pick = PipelineStep{StepKind::InputGrad, c, m};
-      };
-      auto inputGrads = [&] {
-        if (pref.earlierInputGrad)
-          llvm::for_each(llvm::reverse(chunksOf[p]), inputGrad);
-        else
-          llvm::for_each(chunksOf[p], inputGrad);
-      };
-      auto forwards = [&] {
-        for (int64_t c : chunksOf[p]) {
-          int64_t m = nextF[c];
-          if (!pick && (stalled || inFlight[p] < limit) && m < M &&
-              (c == 0 || forwardDone[(c - 1) * M + m] <= t))
-            pick = PipelineStep{StepKind::Forward, c, m};
+    for (size_t word = 0; word < toLook.size(); ++word)
+      for (uint64_t bits = toLook[word]; bits; bits &= bits - 1) {
+        int64_t p = int64_t(word * 64) + llvm::countr_zero(bits);
+        // A rank busy past t stays to be looked at when it is free.
+        if (free[p] > t)
+          continue;
+        toLook[word] &= ~(uint64_t(1) << (p % 64));
+        // chunksOf lists the later chunk first; the first candidate wins.
+        std::optional<PipelineStep> pick;
+        auto inputGrad = [&](int64_t c) {
+          int64_t m = nextB[c];
+          if (!pick && m < M && forwardDone[c * M + m] <= t &&
+              (c == chunks - 1 || inputDone[(c + 1) * M + m] <= t))
+            pick = PipelineStep{StepKind::InputGrad, c, m};
+        };
+        auto inputGrads = [&] {
+          if (pref.earlierInputGrad)
+            llvm::for_each(llvm::reverse(chunksOf[p]), inputGrad);
+          else
+            llvm::for_each(chunksOf[p], inputGrad);
+        };
+        auto forwards = [&] {
+          for (int64_t c : chunksOf[p]) {
+            int64_t m = nextF[c];
+            if (!pick && (stalled || inFlight[p] < limit) && m < M &&
+                (c == 0 || forwardDone[(c - 1) * M + m] <= t))
+              pick = PipelineStep{StepKind::Forward, c, m};
+          }
+        };
+        if (pref.forwardFirst) {
+          forwards();
+          inputGrads();
+        } else {
+          inputGrads();
+          forwards();
         }
-      };
-      if (pref.forwardFirst) {
-        forwards();
-        inputGrads();
-      } else {
-        inputGrads();
-        forwards();
+        for (int64_t c : chunksOf[p])
+          if (!pick && nextW[c] < nextB[c])
+            pick = PipelineStep{StepKind::WeightGrad, c, nextW[c]};
+        if (!pick)
+          continue;
+        stalled = false;
+        double end = t + duration(pick->kind, pick->chunk);
+        int64_t c = pick->chunk, m = pick->microbatch;
+        switch (pick->kind) {
+        case StepKind::Forward:
+          forwardDone[c * M + m] = end;
+          ++nextF[c];
+          ++inFlight[p];
+          break;
+        case StepKind::InputGrad:
+          inputDone[c * M + m] = end;
+          ++nextB[c];
+          break;
+        default:
+          ++nextW[c];
+          --inFlight[p];
+          break;
+        }
+        orders[p].push_back(*pick);
+        free[p] = end;
+        ends.push({end, c});
+        --remaining;
       }
-      for (int64_t c : chunksOf[p])
-        if (!pick && nextW[c] < nextB[c])
-          pick = PipelineStep{StepKind::WeightGrad, c, nextW[c]};
-      if (!pick)
-        continue;
-      stalled = false;
-      double end = t + duration(pick->kind, pick->chunk);
-      int64_t c = pick->chunk, m = pick->microbatch;
-      switch (pick->kind) {
-      case StepKind::Forward:
-        forwardDone[c * M + m] = end;
-        ++nextF[c];
-        ++inFlight[p];
-        break;
-      case StepKind::InputGrad:
-        inputDone[c * M + m] = end;
-        ++nextB[c];
-        break;
-      default:
-        ++nextW[c];
-        --inFlight[p];
-        break;
-      }
-      orders[p].push_back(*pick);
-      free[p] = end;
-      ends.push({end, c});
-      --remaining;
-    }
-    toLook.resize(kept);
     if (!remaining)
       break;
     if (ends.empty()) {

@@ -9,20 +9,39 @@
 using namespace mlir;
 using namespace mlir::stage;
 
+namespace {
+/// The loops of a chunk's body: a micro-batch loop or a serving op.
+struct ChunkLoops {
+  MicrobatchesOp microbatches;
+  ServeOp serve;
+
+  explicit ChunkLoops(Operation *chunk) {
+    for (Operation &op : chunk->getRegion(0).front()) {
+      if (auto mb = dyn_cast<MicrobatchesOp>(op); mb && !microbatches)
+        microbatches = mb;
+      if (auto s = dyn_cast<ServeOp>(op); s && !serve)
+        serve = s;
+    }
+  }
+
+  /// Found once per chunk while a SymbolicCache lives (the analyses ask
+  /// for every chunk of every plan).
+  static ChunkLoops of(Operation *chunk) {
+    if (!SymbolicCache::active())
+      return ChunkLoops(chunk);
+    static const char tag = 0;
+    return *memoizeDerived<ChunkLoops>(&tag, chunk,
+                                       [&] { return ChunkLoops(chunk); });
+  }
+};
+} // namespace
+
 MicrobatchesOp mlir::stage::getMicrobatches(Operation *chunk) {
-  Block &body = chunk->getRegion(0).front();
-  for (Operation &op : body)
-    if (auto mb = dyn_cast<MicrobatchesOp>(op))
-      return mb;
-  return {};
+  return ChunkLoops::of(chunk).microbatches;
 }
 
 ServeOp mlir::stage::getServe(Operation *chunk) {
-  Block &body = chunk->getRegion(0).front();
-  for (Operation &op : body)
-    if (auto s = dyn_cast<ServeOp>(op))
-      return s;
-  return {};
+  return ChunkLoops::of(chunk).serve;
 }
 
 static StepStructure computeStepStructure(func::FuncOp fn) {

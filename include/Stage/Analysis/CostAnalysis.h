@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <tuple>
 #include <unordered_map>
 
 namespace mlir::stage {
@@ -138,10 +139,14 @@ std::shared_ptr<const T> memoizeDerived(const void *tag, const void *from,
   SymbolicCache *active = SymbolicCache::active();
   if (!active)
     return std::make_shared<const T>(compute());
-  std::shared_ptr<void> &slot = active->derived[{tag, from}];
-  if (!slot)
-    slot = std::make_shared<T>(compute());
-  return std::static_pointer_cast<const T>(slot);
+  auto it = active->derived.find({tag, from});
+  if (it != active->derived.end())
+    return std::static_pointer_cast<const T>(it->second);
+  // Computed before the map is touched: compute() may derive more (a
+  // reference into the map would not survive its growth).
+  std::shared_ptr<void> value = std::make_shared<T>(compute());
+  return std::static_pointer_cast<const T>(
+      active->derived.try_emplace({tag, from}, std::move(value)).first->second);
 }
 
 /// The same for what is derived from values alone: `key` names the
@@ -170,18 +175,24 @@ FailureOr<T> memoizeEvaluated(const void *tag, const void *from,
   SymbolicCache *active = SymbolicCache::active();
   if (!active)
     return compute();
-  SmallVector<SymbolicCache::Evaluated, 1> &kept =
-      active->evaluated[{tag, from}];
-  auto it = llvm::find_if(kept, [&](const SymbolicCache::Evaluated &e) {
-    return e.variant == variant;
-  });
-  if (it != kept.end() && it->bindings == b)
+  auto find = [&] {
+    SmallVector<SymbolicCache::Evaluated, 1> &kept =
+        active->evaluated[{tag, from}];
+    return std::make_pair(
+        &kept, llvm::find_if(kept, [&](const SymbolicCache::Evaluated &e) {
+          return e.variant == variant;
+        }));
+  };
+  auto [kept, it] = find();
+  if (it != kept->end() && it->bindings == b)
     return *std::static_pointer_cast<const T>(it->value);
   FailureOr<T> value = compute();
   if (failed(value))
     return failure();
-  if (it == kept.end())
-    it = kept.insert(kept.end(), {variant.str(), b, nullptr});
+  // Looked up again: compute() may have evaluated more.
+  std::tie(kept, it) = find();
+  if (it == kept->end())
+    it = kept->insert(kept->end(), {variant.str(), b, nullptr});
   else
     it->bindings = b;
   it->value = std::make_shared<T>(*value);

@@ -155,8 +155,11 @@ static FailureOr<FunctionReport> buildFunction(func::FuncOp fn,
 }
 
 bool mlir::stage::report::isTrainingStep(ModuleOp module, func::FuncOp fn) {
-  bool loop = false;
-  fn.walk([&](Operation *op) { loop |= isa<MicrobatchesOp, ServeOp>(op); });
+  bool loop = fn.walk([&](Operation *op) {
+                  return isa<MicrobatchesOp, ServeOp>(op)
+                             ? WalkResult::interrupt()
+                             : WalkResult::advance();
+                }).wasInterrupted();
   return loop && getGrid(module);
 }
 
