@@ -437,6 +437,7 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
   std::optional<ScheduleShape> shape;
   std::shared_ptr<const std::vector<StageMoments>> moments;
   std::vector<StageMemory> out;
+  out.reserve(step.classes.size());
   WorkingSet ws(b);
   for (const RankClass &cls : step.classes) {
     StageMemory m;

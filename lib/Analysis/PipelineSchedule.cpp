@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <mutex>
 #include <queue>
 
 using namespace mlir;
@@ -548,14 +549,32 @@ static StageMoments getMoments(ArrayRef<PipelineStep> order) {
 
 std::shared_ptr<const std::vector<StageMoments>>
 mlir::stage::getScheduleMoments(const ScheduleShape &s) {
-  return memoizeByKey<std::vector<StageMoments>>(
-      "schedule moments " + getOrdersKey(s), [&] {
-        std::vector<StageMoments> moments;
-        std::shared_ptr<const StageOrders> orders = getStageSchedules(s);
-        for (const std::vector<PipelineStep> &order : *orders)
-          moments.push_back(getMoments(order));
-        return moments;
-      });
+  std::string key = "schedule moments " + getOrdersKey(s);
+  auto compute = [&] {
+    std::vector<StageMoments> moments;
+    std::shared_ptr<const StageOrders> orders = getStageSchedules(s);
+    for (const std::vector<PipelineStep> &order : *orders)
+      moments.push_back(getMoments(order));
+    return moments;
+  };
+  if (orderDependsOnWeights(s) || !SymbolicCache::active())
+    return memoizeByKey<std::vector<StageMoments>>(key, compute);
+  // Moments of orders that depend on (kind, pp, v, M) alone are kept for
+  // the process: a search meets the same shapes in many compiled steps,
+  // and they are small (at most a few hundred per stage, M for GPipe).
+  static std::mutex mutex;
+  static std::unordered_map<std::string,
+                            std::shared_ptr<const std::vector<StageMoments>>>
+      kept;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = kept.find(key);
+    if (it != kept.end())
+      return it->second;
+  }
+  auto moments = std::make_shared<const std::vector<StageMoments>>(compute());
+  std::lock_guard<std::mutex> lock(mutex);
+  return kept.try_emplace(key, std::move(moments)).first->second;
 }
 
 std::vector<PipelineStep> mlir::stage::getStageSchedule(const ScheduleShape &s,

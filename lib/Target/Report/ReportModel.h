@@ -145,8 +145,9 @@ struct ReportRequest {
   /// The roofline of the time estimates and the memory capacity to warn at.
   std::optional<DeviceModel> device;
   /// Only what a plan search reads (StepEstimate.h): no model parameter,
-  /// per-rank FLOPs or communication sections; every other number is built
-  /// as always.
+  /// per-rank FLOPs or communication sections, and of the memory section
+  /// the model states, the peak and the parameters; every number built is
+  /// built as always.
   bool numbersOnly = false;
   /// Numbers only: when a stage's peak (rounded up to a byte) is above this
   /// many bytes, the report stops at the stages' memory sections (a search

@@ -38,15 +38,21 @@ void addFlopRows(SectionBuilder &f, const PhaseCosts &pc,
 }
 
 /// A rank class's memory section: its model states, what it keeps and its
-/// working sets, and its peak.
+/// working sets, and its peak; for `numbersOnly` (a search's estimate) the
+/// states and the peak.
 FailureOr<Section> memorySection(func::FuncOp fn, const sym::Bindings &b,
-                                 const StageMemory &mem) {
+                                 const StageMemory &mem, bool numbersOnly) {
   SectionBuilder m(fn, b, "memory", "Memory per rank (bytes)");
   m.add("weights", "weights", "B", mem.weights);
   m.add("gradients", "gradients", "B", mem.gradients);
   m.add("master_weights", "fp32 master weights", "B", mem.masterWeights);
   m.add("optimizer_moments", "optimizer moments", "B", mem.optimizerMoments);
   m.add("model_states", "model states", "B", mem.modelStates());
+  if (numbersOnly) {
+    m.addValue("peak", "peak", "B", mem.peak);
+    m.add("parameters", "parameters held", "", mem.parameters);
+    return m.take();
+  }
   sym::Expr perMicrobatch;
   sym::Rational perLayer(0), fwdTransient(0), bwdTransient(0);
   for (const ChunkMemory &c : mem.chunks) {
@@ -81,12 +87,12 @@ FailureOr<Section> memorySection(func::FuncOp fn, const sym::Bindings &b,
 /// the memory section.
 FailureOr<StageReport> memoryReport(func::FuncOp fn, const sym::Bindings &b,
                                     const RankClass &cls,
-                                    const StageMemory &mem) {
+                                    const StageMemory &mem, bool numbersOnly) {
   StageReport sr;
   sr.stage = cls.stage;
   sr.layers = layerRanges(cls);
   sr.peakAt = mem.peakAt;
-  FailureOr<Section> m = memorySection(fn, b, mem);
+  FailureOr<Section> m = memorySection(fn, b, mem, numbersOnly);
   if (failed(m))
     return failure();
   sr.sections.push_back(std::move(*m));
@@ -112,7 +118,7 @@ LogicalResult mlir::stage::report::buildStageReports(
                request.timeOnlyWithin;
       })) {
     for (auto [cls, mem] : llvm::zip(step.classes, *memory)) {
-      FailureOr<StageReport> sr = memoryReport(fn, b, cls, mem);
+      FailureOr<StageReport> sr = memoryReport(fn, b, cls, mem, numbersOnly);
       if (failed(sr))
         return failure();
       report.stages.push_back(std::move(*sr));
@@ -139,7 +145,7 @@ LogicalResult mlir::stage::report::buildStageReports(
   PhaseCosts jobCosts;
   std::vector<CommVolume> jobTraffic;
   for (auto [cls, mem] : llvm::zip(step.classes, *memory)) {
-    FailureOr<StageReport> started = memoryReport(fn, b, cls, mem);
+    FailureOr<StageReport> started = memoryReport(fn, b, cls, mem, numbersOnly);
     if (failed(started))
       return failure();
     StageReport &sr = *started;
