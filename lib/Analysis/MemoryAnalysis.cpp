@@ -10,6 +10,7 @@
 #include "llvm/ADT/DenseSet.h"
 
 #include <functional>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::stage;
@@ -362,15 +363,33 @@ static std::string describeStep(const PipelineStep &s, const RankClass &cls) {
 /// its moments would (the first moment of the largest value) for less
 /// than finding them. False, with `m` unchanged, if a size is not a whole
 /// number of bytes (the moments then say).
+/// Sizes in whole bytes, for the peaks of a stage: exact in integers
+/// (sums of products of counts and sizes below 2^63 each), and far cheaper
+/// than rationals.
+using Bytes = __int128;
+
+/// `r` as Bytes, if a whole number of bytes.
+static bool whole(const sym::Rational &r, Bytes &out) {
+  std::optional<int64_t> v = r.isInteger() ? r.toInt64() : std::nullopt;
+  out = v ? Bytes(*v) : 0;
+  return bool(v);
+}
+static bool whole(const sym::Rational &r, sym::Rational &out) {
+  out = r;
+  return true;
+}
+/// Whether `v` converts back (a peak past 2^63 bytes takes the rationals).
+static bool fits(Bytes v) {
+  return v >= std::numeric_limits<int64_t>::min() &&
+         v <= std::numeric_limits<int64_t>::max();
+}
+static bool fits(const sym::Rational &) { return true; }
+static sym::Rational rational(Bytes v) { return sym::Rational(int64_t(v)); }
+static sym::Rational rational(const sym::Rational &r) { return r; }
+
 static bool walkOrder(ArrayRef<PipelineStep> order, const RankClass &cls,
                       const sym::Rational &statesBytes,
                       ArrayRef<sym::Rational> kept, StageMemory &m) {
-  using Bytes = __int128;
-  auto whole = [](const sym::Rational &r, Bytes &out) {
-    std::optional<int64_t> v = r.isInteger() ? r.toInt64() : std::nullopt;
-    out = v ? Bytes(*v) : 0;
-    return bool(v);
-  };
   size_t n = cls.chunks.size();
   SmallVector<Bytes> perMicrobatch(n), forWeights(n), fwd(n), bwd(n);
   Bytes states, peak;
@@ -418,12 +437,81 @@ static bool walkOrder(ArrayRef<PipelineStep> order, const RankClass &cls,
       --inFlight;
     }
   }
-  auto rational = [](Bytes v) { return sym::Rational(int64_t(v)); };
+  if (!fits(peakLive) || !fits(peak))
+    return false;
   m.peakActivations = rational(peakLive);
   m.peakInFlight = peakInFlight;
   if (peakAt) {
     m.peak = rational(peak);
     m.peakAt = describeStep(*peakAt, cls);
+  }
+  return true;
+}
+
+/// The peaks of a stage from its order's moments (StageMoments), in `Num`:
+/// Bytes when every size is a whole number of bytes (false, with `m`
+/// unchanged, otherwise or past 2^63), else rationals.
+template <typename Num>
+static bool peakOverMoments(const StageMoments &stage, const RankClass &cls,
+                            const sym::Rational &statesBytes,
+                            ArrayRef<sym::Rational> kept, StageMemory &m) {
+  size_t n = m.chunks.size();
+  SmallVector<Num> perMicrobatch(n), forWeights(n), fwd(n), bwd(n);
+  Num states, peakActivations, peak;
+  bool exact = whole(statesBytes, states) &&
+               whole(m.peakActivations, peakActivations) && whole(m.peak, peak);
+  for (size_t i = 0; i < n && exact; ++i) {
+    const ChunkMemory &cm = m.chunks[i];
+    exact = whole(kept[i], perMicrobatch[i]) &&
+            whole(cm.keptForWeights + cm.heldForWeights, forWeights[i]) &&
+            whole(cm.forwardTransient, fwd[i]) &&
+            whole(cm.backwardTransient, bwd[i]);
+  }
+  if (!exact)
+    return false;
+  // The class's chunk (its memory) at each position of the moments.
+  SmallVector<size_t> chunkAt;
+  for (int64_t c : stage.chunks)
+    chunkAt.push_back(llvm::find(cls.chunkIds, c) - cls.chunkIds.begin());
+  auto live = [&](const StageMoment &at) {
+    Num bytes(0);
+    for (auto [position, ci] : llvm::enumerate(chunkAt))
+      bytes = bytes + perMicrobatch[ci] * Num(at.whole[position]) +
+              forWeights[ci] * Num(at.awaitingWeights[position]);
+    return bytes;
+  };
+  // The moments come in the order's: the first of the largest value wins,
+  // and only if larger than what is there already.
+  const StageMoment *peakActivationsAt = nullptr;
+  for (const StageMoment &at : stage.kept) {
+    Num bytes = live(at);
+    if (peakActivations < bytes) {
+      peakActivations = bytes;
+      peakActivationsAt = &at;
+    }
+  }
+  const StageMoment *peakAt = nullptr;
+  for (const StageMoment &at : stage.running) {
+    size_t ci = chunkAt[at.position];
+    Num now = states + live(at) + (at.step.isForward() ? fwd[ci] : bwd[ci]);
+    if (peak < now) {
+      peak = now;
+      peakAt = &at;
+    }
+  }
+  if (!fits(peakActivations) || !fits(peak))
+    return false;
+  if (peakActivationsAt) {
+    m.peakActivations = rational(peakActivations);
+    int64_t inFlight = 0;
+    for (auto [wholeCount, awaitingCount] : llvm::zip(
+             peakActivationsAt->whole, peakActivationsAt->awaitingWeights))
+      inFlight += wholeCount + awaitingCount;
+    m.peakInFlight = inFlight;
+  }
+  if (peakAt) {
+    m.peak = rational(peak);
+    m.peakAt = describeStep(peakAt->step, cls);
   }
   return true;
 }
@@ -526,50 +614,8 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
       if (!moments)
         moments = getScheduleMoments(*shape);
       const StageMoments &stage = (*moments)[cls.stage];
-      // The class's chunk (its memory) at each position of the moments.
-      SmallVector<size_t> chunkAt;
-      for (int64_t c : stage.chunks)
-        chunkAt.push_back(llvm::find(cls.chunkIds, c) - cls.chunkIds.begin());
-      auto live = [&](const StageMoment &at) {
-        sym::Rational bytes(0);
-        for (auto [position, ci] : llvm::enumerate(chunkAt)) {
-          const ChunkMemory &cm = m.chunks[ci];
-          bytes = bytes + kept[ci] * sym::Rational(at.whole[position]) +
-                  (cm.keptForWeights + cm.heldForWeights) *
-                      sym::Rational(at.awaitingWeights[position]);
-        }
-        return bytes;
-      };
-      // The moments come in the order's: the first of the largest value
-      // wins, and only if larger than what is there already.
-      const StageMoment *peakActivationsAt = nullptr;
-      for (const StageMoment &at : stage.kept) {
-        sym::Rational bytes = live(at);
-        if (m.peakActivations < bytes) {
-          m.peakActivations = bytes;
-          peakActivationsAt = &at;
-        }
-      }
-      if (peakActivationsAt) {
-        int64_t inFlight = 0;
-        for (auto [whole, awaiting] : llvm::zip(
-                 peakActivationsAt->whole, peakActivationsAt->awaitingWeights))
-          inFlight += whole + awaiting;
-        m.peakInFlight = inFlight;
-      }
-      const StageMoment *peakAt = nullptr;
-      for (const StageMoment &at : stage.running) {
-        const ChunkMemory &cm = m.chunks[chunkAt[at.position]];
-        sym::Rational now =
-            *statesBytes + live(at) +
-            (at.step.isForward() ? cm.forwardTransient : cm.backwardTransient);
-        if (m.peak < now) {
-          m.peak = now;
-          peakAt = &at;
-        }
-      }
-      if (peakAt)
-        m.peakAt = describeStep(peakAt->step, cls);
+      if (!peakOverMoments<Bytes>(stage, cls, *statesBytes, kept, m))
+        peakOverMoments<sym::Rational>(stage, cls, *statesBytes, kept, m);
     }
     out.push_back(std::move(m));
   }

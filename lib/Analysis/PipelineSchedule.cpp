@@ -4,13 +4,13 @@
 
 #include "Stage/Analysis/CostAnalysis.h"
 
+#include "ListSchedule.h"
+
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/bit.h"
 
 #include <algorithm>
 #include <limits>
 #include <mutex>
-#include <queue>
 
 using namespace mlir;
 using namespace mlir::stage;
@@ -209,153 +209,6 @@ static StepWeights weightsOf(const ScheduleShape &s, int64_t chunk) {
   return s.weights[chunk];
 }
 
-/// A rule of the list scheduler: which ready step a free rank runs first.
-struct Preference {
-  bool forwardFirst;     // a forward before an input gradient
-  bool earlierInputGrad; // input gradients of the earlier chunk first
-};
-
-/// ZB-V (Qi et al. 2024, section 6): two chunks per rank in a V, planned as
-/// the paper's heuristic does, by list scheduling with the steps' costs:
-/// whenever a rank is free it runs a ready input gradient or forward (the
-/// latter only while fewer than 1F1B's pp micro-batches, 2 pp chunk
-/// activations, are in flight; the later chunk's first, as it brings a
-/// micro-batch to its loss), in the order `pref` says, else a pending
-/// weight gradient. Each chunk offers its earliest micro-batch. Should every
-/// rank wait with work left, a forward may exceed the limit (it never has
-/// in the tests). Deterministic in the weights.
-static std::vector<std::vector<PipelineStep>>
-listSchedule(const ScheduleShape &s, Preference pref) {
-  int64_t pp = s.stages, v = s.virtualStages, M = s.microBatches;
-  int64_t chunks = pp * v;
-  const double never = std::numeric_limits<double>::infinity();
-  // Durations, kept positive so that time advances.
-  double largest = 0;
-  for (int64_t c = 0; c < chunks; ++c) {
-    StepWeights w = weightsOf(s, c);
-    largest = std::max({largest, w.forward, w.inputGrad, w.weightGrad});
-  }
-  double least = largest > 0 ? largest * 1e-9 : 1;
-  auto duration = [&](StepKind k, int64_t c) {
-    StepWeights w = weightsOf(s, c);
-    double d = k == StepKind::Forward     ? w.forward
-               : k == StepKind::InputGrad ? w.inputGrad
-                                          : w.weightGrad;
-    return std::max(d, least);
-  };
-  std::vector<std::vector<int64_t>> chunksOf(pp);
-  for (int64_t c = chunks - 1; c >= 0; --c)
-    chunksOf[getPhysicalStage(s.kind, pp, c)].push_back(c);
-  std::vector<int64_t> nextF(chunks, 0), nextB(chunks, 0), nextW(chunks, 0);
-  std::vector<double> forwardDone(chunks * M, never),
-      inputDone(chunks * M, never);
-  std::vector<double> free(pp, 0);
-  std::vector<int64_t> inFlight(pp, 0);
-  int64_t limit = pp * v, remaining = 3 * chunks * M;
-  std::vector<std::vector<PipelineStep>> orders(pp);
-  for (std::vector<PipelineStep> &o : orders)
-    o.reserve(size_t(3 * v * M));
-  // The ends of the steps running, earliest first, with their chunks. A
-  // rank can pick something new only when a step of one of its chunks or
-  // of their neighbours ends (what the steps wait for), or when the
-  // schedule stalls: only those ranks are looked at, in rank order, which
-  // picks what looking at every rank at every end would.
-  using End = std::pair<double, int64_t>;
-  std::priority_queue<End, std::vector<End>, std::greater<End>> ends;
-  // The ranks to look at, as bits, so that they come in rank order.
-  std::vector<uint64_t> toLook(size_t((pp + 63) / 64), 0);
-  auto lookAt = [&](int64_t p) { toLook[p / 64] |= uint64_t(1) << (p % 64); };
-  for (int64_t p = 0; p < pp; ++p)
-    lookAt(p);
-  double t = 0;
-  bool stalled = false;
-  while (remaining) {
-    for (size_t word = 0; word < toLook.size(); ++word)
-      for (uint64_t bits = toLook[word]; bits; bits &= bits - 1) {
-        int64_t p = int64_t(word * 64) + llvm::countr_zero(bits);
-        // A rank busy past t stays to be looked at when it is free.
-        if (free[p] > t)
-          continue;
-        toLook[word] &= ~(uint64_t(1) << (p % 64));
-        // chunksOf lists the later chunk first; the first candidate wins.
-        std::optional<PipelineStep> pick;
-        auto inputGrad = [&](int64_t c) {
-          int64_t m = nextB[c];
-          if (!pick && m < M && forwardDone[c * M + m] <= t &&
-              (c == chunks - 1 || inputDone[(c + 1) * M + m] <= t))
-            pick = PipelineStep{StepKind::InputGrad, c, m};
-        };
-        auto inputGrads = [&] {
-          if (pref.earlierInputGrad)
-            llvm::for_each(llvm::reverse(chunksOf[p]), inputGrad);
-          else
-            llvm::for_each(chunksOf[p], inputGrad);
-        };
-        auto forwards = [&] {
-          for (int64_t c : chunksOf[p]) {
-            int64_t m = nextF[c];
-            if (!pick && (stalled || inFlight[p] < limit) && m < M &&
-                (c == 0 || forwardDone[(c - 1) * M + m] <= t))
-              pick = PipelineStep{StepKind::Forward, c, m};
-          }
-        };
-        if (pref.forwardFirst) {
-          forwards();
-          inputGrads();
-        } else {
-          inputGrads();
-          forwards();
-        }
-        for (int64_t c : chunksOf[p])
-          if (!pick && nextW[c] < nextB[c])
-            pick = PipelineStep{StepKind::WeightGrad, c, nextW[c]};
-        if (!pick)
-          continue;
-        stalled = false;
-        double end = t + duration(pick->kind, pick->chunk);
-        int64_t c = pick->chunk, m = pick->microbatch;
-        switch (pick->kind) {
-        case StepKind::Forward:
-          forwardDone[c * M + m] = end;
-          ++nextF[c];
-          ++inFlight[p];
-          break;
-        case StepKind::InputGrad:
-          inputDone[c * M + m] = end;
-          ++nextB[c];
-          break;
-        default:
-          ++nextW[c];
-          --inFlight[p];
-          break;
-        }
-        orders[p].push_back(*pick);
-        free[p] = end;
-        ends.push({end, c});
-        --remaining;
-      }
-    if (!remaining)
-      break;
-    if (ends.empty()) {
-      if (stalled)
-        return {}; // cannot happen: an input gradient or forward is ready
-      stalled = true;
-      for (int64_t p = 0; p < pp; ++p)
-        lookAt(p);
-      continue;
-    }
-    t = ends.top().first;
-    while (!ends.empty() && ends.top().first == t) {
-      int64_t c = ends.top().second;
-      ends.pop();
-      for (int64_t n : {c - 1, c, c + 1})
-        if (n >= 0 && n < chunks)
-          lookAt(getPhysicalStage(s.kind, pp, n));
-    }
-  }
-  return orders;
-}
-
 static std::vector<PipelineStep> stageOrder(const ScheduleShape &s, int64_t p) {
   std::vector<PipelineStep> steps;
   int64_t M = s.microBatches, pp = s.stages;
@@ -422,19 +275,24 @@ static std::vector<StepWeights> weightsOrUnit(const ScheduleShape &s) {
 /// gradients first suit equal steps, forwards first long input gradients.
 static std::vector<std::vector<PipelineStep>>
 zeroBubbleV(const ScheduleShape &s) {
-  std::vector<std::vector<PipelineStep>> best;
+  // The rules' orders are planned into the thread's buffers, which keep
+  // their memory from plan to plan; only the best is copied out.
+  static thread_local StageOrders candidate, best;
+  bool found = false;
   double bestEnd = 0;
   std::vector<StepWeights> times = weightsOrUnit(s);
   for (Preference pref : {Preference{false, true}, Preference{true, true},
                           Preference{true, false}}) {
-    std::vector<std::vector<PipelineStep>> orders = listSchedule(s, pref);
-    std::optional<ScheduleSpan> t = replay(s, orders, times);
-    if (t && (best.empty() || t->end < bestEnd)) {
+    if (!listSchedule(s, pref, candidate))
+      continue;
+    std::optional<ScheduleSpan> t = replay(s, candidate, times);
+    if (t && (!found || t->end < bestEnd)) {
       bestEnd = t->end;
-      best = std::move(orders);
+      found = true;
+      std::swap(best, candidate);
     }
   }
-  return best;
+  return found ? best : StageOrders();
 }
 
 static std::vector<std::vector<PipelineStep>>
