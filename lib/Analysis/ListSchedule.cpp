@@ -11,7 +11,6 @@
 #include "llvm/ADT/bit.h"
 
 #include <limits>
-#include <queue>
 
 using namespace mlir;
 using namespace mlir::stage;
@@ -54,9 +53,19 @@ private:
   std::vector<double> free;
   /// The ranks to look at, as bits, so that they come in rank order.
   std::vector<uint64_t> toLook;
-  /// The ends of the steps running, earliest first, with their chunks.
-  using End = std::pair<double, int64_t>;
-  std::priority_queue<End, std::vector<End>, std::greater<End>> ends;
+  /// The ends of the steps running with their chunks, at most one per
+  /// rank, a binary heap by (end, chunk) (written out: std::priority_queue
+  /// builds each pair on the stack and stalls reading it back).
+  struct End {
+    double time;
+    int64_t chunk;
+    bool operator<(const End &o) const {
+      return time < o.time || (time == o.time && chunk < o.chunk);
+    }
+  };
+  std::vector<End> ends;
+  void pushEnd(double time, int64_t chunk);
+  End popEnd();
   double t = 0;
   bool stalled = false;
   int64_t remaining;
@@ -158,8 +167,35 @@ void ListScheduler::start(int64_t p, Kind kind, int64_t c) {
     break;
   }
   free[p] = end;
-  ends.push({end, c});
+  pushEnd(end, c);
   --remaining;
+}
+
+void ListScheduler::pushEnd(double time, int64_t chunk) {
+  size_t i = ends.size();
+  ends.emplace_back();
+  End e{time, chunk};
+  for (; i > 0 && e < ends[(i - 1) / 2]; i = (i - 1) / 2)
+    ends[i] = ends[(i - 1) / 2];
+  ends[i].time = time;
+  ends[i].chunk = chunk;
+}
+
+ListScheduler::End ListScheduler::popEnd() {
+  End top = ends.front(), last = ends.back();
+  ends.pop_back();
+  size_t n = ends.size(), i = 0;
+  for (size_t child = 1; child < n; child = 2 * i + 1) {
+    if (child + 1 < n && ends[child + 1] < ends[child])
+      ++child;
+    if (!(ends[child] < last))
+      break;
+    ends[i] = ends[child];
+    i = child;
+  }
+  if (n)
+    ends[i] = last;
+  return top;
 }
 
 bool ListScheduler::run() {
@@ -194,10 +230,9 @@ bool ListScheduler::run() {
         lookAt(p);
       continue;
     }
-    t = ends.top().first;
-    while (!ends.empty() && ends.top().first == t) {
-      int64_t c = ends.top().second;
-      ends.pop();
+    t = ends.front().time;
+    while (!ends.empty() && ends.front().time == t) {
+      int64_t c = popEnd().chunk;
       for (int64_t n : {c - 1, c, c + 1})
         if (n >= 0 && n < chunks)
           lookAt(stageOf[n]);
