@@ -19,7 +19,7 @@ namespace {
 class ListScheduler {
 public:
   ListScheduler(const ScheduleShape &s, Preference pref, StageOrders &orders);
-  bool run();
+  ListOutcome run(double abandonAfter);
 
 private:
   enum Kind { Forward, InputGrad, WeightGrad };
@@ -51,6 +51,14 @@ private:
   /// started, else infinity: scratch of the thread, reused by its calls.
   std::vector<double> &forwardDone, &inputDone;
   std::vector<double> free;
+  /// Per rank, the weights of the steps it has yet to start, and the most
+  /// any rank's steps so far and the rest of its work come to (a bound of
+  /// the end while the steps take their weights).
+  std::vector<double> workLeft;
+  double endBound = 0;
+  /// Whether every step took its weight (no step was lengthened, no
+  /// forward exceeded the limit).
+  bool asWeighed = true;
   /// The ranks to look at, as bits, so that they come in rank order.
   std::vector<uint64_t> toLook;
   /// The ends of the steps running with their chunks, at most one per
@@ -91,8 +99,10 @@ ListScheduler::ListScheduler(const ScheduleShape &s, Preference pref,
     largest = std::max({largest, w.forward, w.inputGrad, w.weightGrad});
   double least = largest > 0 ? largest * 1e-9 : 1;
   for (const StepWeights &w : weights)
-    for (double d : {w.forward, w.inputGrad, w.weightGrad})
+    for (double d : {w.forward, w.inputGrad, w.weightGrad}) {
+      asWeighed = asWeighed && d >= least;
       durations.push_back(std::max(d, least));
+    }
   for (int64_t c = 0; c < chunks; ++c)
     stageOf.push_back(getPhysicalStage(s.kind, pp, c));
   chunksOf.assign(size_t(chunks), 0);
@@ -107,6 +117,10 @@ ListScheduler::ListScheduler(const ScheduleShape &s, Preference pref,
   forwardDone.assign(size_t(chunks * M), never);
   inputDone.assign(size_t(chunks * M), never);
   free.assign(size_t(pp), 0);
+  workLeft.assign(size_t(pp), 0);
+  for (int64_t c = 0; c < chunks; ++c)
+    for (int k = 0; k < 3; ++k)
+      workLeft[size_t(stageOf[c])] += double(M) * durations[size_t(3 * c + k)];
   toLook.assign(size_t((pp + 63) / 64), 0);
   orders.resize(size_t(pp));
   for (std::vector<PipelineStep> &o : orders) {
@@ -167,6 +181,8 @@ void ListScheduler::start(int64_t p, Kind kind, int64_t c) {
     break;
   }
   free[p] = end;
+  workLeft[p] -= durations[size_t(3 * c + kind)];
+  endBound = std::max(endBound, end + workLeft[p]);
   pushEnd(end, c);
   --remaining;
 }
@@ -198,7 +214,7 @@ ListScheduler::End ListScheduler::popEnd() {
   return top;
 }
 
-bool ListScheduler::run() {
+ListOutcome ListScheduler::run(double abandonAfter) {
   for (int64_t p = 0; p < pp; ++p)
     lookAt(p);
   // A rank can pick something new only when a step of one of its chunks or
@@ -216,15 +232,20 @@ bool ListScheduler::run() {
         Kind kind;
         int64_t c;
         if (pick(p, kind, c)) {
+          asWeighed = asWeighed && !stalled;
           stalled = false;
           start(p, kind, c);
         }
       }
+    // (Sums of the weights in another order than the timeline's: a
+    // margin far above their rounding.)
+    if (asWeighed && endBound > abandonAfter * (1 + 1e-9))
+      return {ListOutcome::Abandoned};
     if (!remaining)
       break;
     if (ends.empty()) {
       if (stalled)
-        return false; // cannot happen: an input gradient or forward is ready
+        return {}; // cannot happen: an input gradient or forward is ready
       stalled = true;
       for (int64_t p = 0; p < pp; ++p)
         lookAt(p);
@@ -238,10 +259,14 @@ bool ListScheduler::run() {
           lookAt(stageOf[n]);
     }
   }
-  return true;
+  ListOutcome planned{ListOutcome::Planned, asWeighed, 0};
+  for (double f : free)
+    planned.end = std::max(planned.end, f);
+  return planned;
 }
 
-bool mlir::stage::listSchedule(const ScheduleShape &s, Preference pref,
-                               StageOrders &orders) {
-  return ListScheduler(s, pref, orders).run();
+ListOutcome mlir::stage::listSchedule(const ScheduleShape &s, Preference pref,
+                                      StageOrders &orders,
+                                      double abandonAfter) {
+  return ListScheduler(s, pref, orders).run(abandonAfter);
 }

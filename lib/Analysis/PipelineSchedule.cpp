@@ -273,6 +273,8 @@ static std::vector<StepWeights> weightsOrUnit(const ScheduleShape &s) {
 /// ZB-V: of the list scheduler's rules, the one whose plan ends first with
 /// the shape's weights (the first on a tie). No rule wins everywhere: input
 /// gradients first suit equal steps, forwards first long input gradients.
+/// A rule's end is the scheduler's own where its timeline is the replay's;
+/// a rule sure to end after the best so far is abandoned.
 static std::vector<std::vector<PipelineStep>>
 zeroBubbleV(const ScheduleShape &s) {
   // The rules' orders are planned into the thread's buffers, which keep
@@ -283,11 +285,18 @@ zeroBubbleV(const ScheduleShape &s) {
   std::vector<StepWeights> times = weightsOrUnit(s);
   for (Preference pref : {Preference{false, true}, Preference{true, true},
                           Preference{true, false}}) {
-    if (!listSchedule(s, pref, candidate))
+    ListOutcome planned =
+        listSchedule(s, pref, candidate,
+                     found ? bestEnd : std::numeric_limits<double>::infinity());
+    if (planned.status != ListOutcome::Planned)
       continue;
-    std::optional<ScheduleSpan> t = replay(s, candidate, times);
-    if (t && (!found || t->end < bestEnd)) {
-      bestEnd = t->end;
+    std::optional<double> end = planned.end;
+    if (!planned.timed) {
+      std::optional<ScheduleSpan> t = replay(s, candidate, times);
+      end = t ? std::optional<double>(t->end) : std::nullopt;
+    }
+    if (end && (!found || *end < bestEnd)) {
+      bestEnd = *end;
       found = true;
       std::swap(best, candidate);
     }

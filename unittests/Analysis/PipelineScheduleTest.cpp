@@ -2,6 +2,10 @@
 
 #include "Stage/Analysis/PipelineSchedule.h"
 
+// The list scheduler is private to the library; its promises are tested
+// here with the schedules'.
+#include "../../lib/Analysis/ListSchedule.h"
+
 #include "gtest/gtest.h"
 
 #include <array>
@@ -225,6 +229,74 @@ TEST(PipelineSchedule, ZeroBubbleVIdlesLessThanOneFOneB) {
         EXPECT_LE(peakInFlight(v), double(pp));
         EXPECT_LT(getBubbleFraction(v), double(pp - 1) / double(M));
       }
+}
+
+// The list scheduler's own timeline is the replay's when every step takes
+// its weight (`timed`): ZB-V's chosen order (the rule whose replay ends
+// first) ends no later than any timed rule, as the least of them when all
+// are. A timed rule abandoned at a bound ends after it when planned whole,
+// and one given a bound at or past its end is planned. Weights as a model
+// has them (the first and last chunks, with the embedding and the head,
+// apart), and weights that vary from chunk to chunk, with which ranks can
+// all wait and a forward exceed the limit (not timed).
+TEST(PipelineSchedule, ListScheduleTimesAndAbandonsItsOrders) {
+  std::mt19937 random(7);
+  std::uniform_real_distribution<double> weight(0.5, 3.0);
+  auto draw = [&] {
+    return StepWeights{weight(random), weight(random), weight(random)};
+  };
+  const Preference rules[] = {{false, true}, {true, true}, {true, false}};
+  int64_t timedRules = 0, untimedRules = 0;
+  for (bool everyChunk : {false, true})
+    for (int64_t pp : {2, 4, 8})
+      for (int64_t M : {2 * pp, 3 * pp + 1}) {
+        ScheduleShape s{ScheduleKind::zb_v, pp, 2, M};
+        s.weights.assign(size_t(2 * pp), draw());
+        s.weights.front() = draw();
+        s.weights.back() = draw();
+        if (everyChunk)
+          for (StepWeights &w : s.weights)
+            w = draw();
+        std::optional<ScheduleSpan> chosen = simulateSpan(s, s.weights);
+        ASSERT_TRUE(chosen);
+        bool allTimed = true;
+        double least = std::numeric_limits<double>::infinity();
+        for (Preference rule : rules) {
+          StageOrders orders;
+          ListOutcome whole = listSchedule(s, rule, orders);
+          ASSERT_EQ(whole.status, ListOutcome::Planned);
+          ++(whole.timed ? timedRules : untimedRules);
+          allTimed = allTimed && whole.timed;
+          if (!whole.timed)
+            continue;
+          EXPECT_LE(chosen->end, whole.end) << "pp=" << pp << " M=" << M;
+          least = std::min(least, whole.end);
+          for (double at : {0.25, 0.5, 0.9, 0.999, 1.0, 1.5}) {
+            ListOutcome cut = listSchedule(s, rule, orders, at * whole.end);
+            if (at >= 1.0)
+              EXPECT_EQ(cut.status, ListOutcome::Planned) << "at " << at;
+            else if (cut.status == ListOutcome::Abandoned)
+              EXPECT_GT(whole.end, at * whole.end);
+            // At a quarter of its end, the busiest rank's work alone is
+            // more.
+            if (at == 0.25)
+              EXPECT_EQ(cut.status, ListOutcome::Abandoned);
+          }
+        }
+        if (allTimed)
+          EXPECT_EQ(chosen->end, least) << "pp=" << pp << " M=" << M;
+      }
+  // Both kinds were met.
+  EXPECT_GT(timedRules, 0);
+  EXPECT_GT(untimedRules, 0);
+  // A step of no weight is lengthened so that time advances: the planned
+  // end is not the timeline's.
+  ScheduleShape s{ScheduleKind::zb_v, 4, 2, 8};
+  s.weights.assign(8, StepWeights{1, 1, 0});
+  StageOrders orders;
+  ListOutcome planned = listSchedule(s, rules[0], orders);
+  EXPECT_EQ(planned.status, ListOutcome::Planned);
+  EXPECT_FALSE(planned.timed);
 }
 
 TEST(PipelineSchedule, ZeroBubbleVRunsAV) {
