@@ -448,6 +448,37 @@ static bool walkOrder(ArrayRef<PipelineStep> order, const RankClass &cls,
   return true;
 }
 
+/// `states` under `b`, evaluated once per class of twin chunks (kept in
+/// `evaluated`).
+static FailureOr<StageMemory::Values> evaluateStates(
+    func::FuncOp fn, const RankClass &cls, const ClassStates &states,
+    const sym::Bindings &b,
+    std::vector<std::pair<SmallVector<Operation *, 2>, StageMemory::Values>>
+        &evaluated) {
+  SmallVector<Operation *, 2> twins;
+  for (Operation *chunk : cls.chunks)
+    twins.push_back(getTwinChunk(chunk));
+  for (const auto &[key, values] : evaluated)
+    if (key == twins)
+      return values;
+  StageMemory::Values v;
+  for (auto [value, e, what] :
+       {std::tuple(&v.weights, &states.weights, "weights"),
+        std::tuple(&v.gradients, &states.gradients, "gradients"),
+        std::tuple(&v.masterWeights, &states.masterWeights, "master weights"),
+        std::tuple(&v.optimizerMoments, &states.optimizerMoments,
+                   "optimizer moments"),
+        std::tuple(&v.modelStates, &states.modelStates, "model states"),
+        std::tuple(&v.parameters, &states.parameters, "parameters")}) {
+    FailureOr<sym::Rational> r = bound(fn, *e, b, what);
+    if (failed(r))
+      return failure();
+    *value = *r;
+  }
+  evaluated.emplace_back(std::move(twins), v);
+  return v;
+}
+
 /// The peaks of a stage from its order's moments (StageMoments), in `Num`:
 /// Bytes when every size is a whole number of bytes (false, with `m`
 /// unchanged, otherwise or past 2^63), else rationals.
@@ -527,6 +558,10 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
   std::vector<StageMemory> out;
   out.reserve(step.classes.size());
   WorkingSet ws(b);
+  // The states' values by the classes' chunks' twins (getTwinChunk): twin
+  // chunks hold the same states.
+  std::vector<std::pair<SmallVector<Operation *, 2>, StageMemory::Values>>
+      evaluatedStates;
   for (const RankClass &cls : step.classes) {
     StageMemory m;
     m.stage = cls.stage;
@@ -582,11 +617,13 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
       out.push_back(std::move(m));
       continue;
     }
-    FailureOr<sym::Rational> statesBytes =
-        bound(fn, states->modelStates, b, "model states");
-    if (failed(statesBytes))
+    FailureOr<StageMemory::Values> values =
+        evaluateStates(fn, cls, *states, b, evaluatedStates);
+    if (failed(values))
       return failure();
-    m.peak = *statesBytes + m.optimizerTransient;
+    m.values = *values;
+    const sym::Rational &statesBytes = m.values.modelStates;
+    m.peak = statesBytes + m.optimizerTransient;
     m.peakAt = "optimizer step";
     // The stage's schedule: activations live from a micro-batch's forward
     // to the end of its backward (its weight gradients, when the schedule
@@ -604,18 +641,18 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
     });
     if (!anyLoop) {
       for (const ChunkMemory &cm : m.chunks)
-        if (m.peak < *statesBytes + cm.forwardTransient) {
-          m.peak = *statesBytes + cm.forwardTransient;
+        if (m.peak < statesBytes + cm.forwardTransient) {
+          m.peak = statesBytes + cm.forwardTransient;
           m.peakAt = "forward";
         }
     } else if (!orderDependsOnWeights(*shape) ||
                !walkOrder((*getStageSchedules(*shape))[cls.stage], cls,
-                          *statesBytes, kept, m)) {
+                          statesBytes, kept, m)) {
       if (!moments)
         moments = getScheduleMoments(*shape);
       const StageMoments &stage = (*moments)[cls.stage];
-      if (!peakOverMoments<Bytes>(stage, cls, *statesBytes, kept, m))
-        peakOverMoments<sym::Rational>(stage, cls, *statesBytes, kept, m);
+      if (!peakOverMoments<Bytes>(stage, cls, statesBytes, kept, m))
+        peakOverMoments<sym::Rational>(stage, cls, statesBytes, kept, m);
     }
     out.push_back(std::move(m));
   }

@@ -47,6 +47,11 @@ struct StageMemory {
   sym::Expr modelStates() const {
     return weights + gradients + masterWeights + optimizerMoments;
   }
+  /// The same under the bindings analyzed (training programs).
+  struct Values {
+    sym::Rational weights, gradients, masterWeights, optimizerMoments,
+        modelStates, parameters;
+  } values;
   std::vector<ChunkMemory> chunks;
   /// The most micro-batches (of any chunk) whose activations are kept at
   /// once, and those activations' bytes at that moment.
