@@ -24,15 +24,18 @@ public:
 private:
   enum Kind { Forward, InputGrad, WeightGrad };
   void lookAt(int64_t p) { toLook[size_t(p / 64)] |= uint64_t(1) << (p % 64); }
+  /// (Micro-batch major: a pick reads neighbouring chunks' ends of one
+  /// micro-batch.)
+  size_t at(int64_t c, int64_t m) const { return size_t(m * chunks + c); }
   bool inputGradReady(int64_t c) const {
     int64_t m = nextB[c];
-    return m < M && forwardDone[c * M + m] <= t &&
-           (c == chunks - 1 || inputDone[(c + 1) * M + m] <= t);
+    return m < M && forwardDone[at(c, m)] <= t &&
+           (c == chunks - 1 || inputDone[at(c + 1, m)] <= t);
   }
   bool forwardReady(int64_t p, int64_t c) const {
     int64_t m = nextF[c];
     return (stalled || inFlight[p] < limit) && m < M &&
-           (c == 0 || forwardDone[(c - 1) * M + m] <= t);
+           (c == 0 || forwardDone[at(c - 1, m)] <= t);
   }
   /// Rank p's pick at t: the kind and chunk, or false.
   bool pick(int64_t p, Kind &kind, int64_t &chunk) const;
@@ -165,18 +168,24 @@ bool ListScheduler::pick(int64_t p, Kind &kind, int64_t &chunk) const {
 
 void ListScheduler::start(int64_t p, Kind kind, int64_t c) {
   double end = t + durations[size_t(3 * c + kind)];
+  // Written in place (a step built aside stalls on being copied in).
+  PipelineStep &step = orders[p].emplace_back();
+  step.chunk = c;
   switch (kind) {
   case Forward:
-    forwardDone[c * M + nextF[c]] = end;
-    orders[p].push_back({StepKind::Forward, c, nextF[c]++});
+    forwardDone[at(c, nextF[c])] = end;
+    step.kind = StepKind::Forward;
+    step.microbatch = nextF[c]++;
     ++inFlight[p];
     break;
   case InputGrad:
-    inputDone[c * M + nextB[c]] = end;
-    orders[p].push_back({StepKind::InputGrad, c, nextB[c]++});
+    inputDone[at(c, nextB[c])] = end;
+    step.kind = StepKind::InputGrad;
+    step.microbatch = nextB[c]++;
     break;
   case WeightGrad:
-    orders[p].push_back({StepKind::WeightGrad, c, nextW[c]++});
+    step.kind = StepKind::WeightGrad;
+    step.microbatch = nextW[c]++;
     --inFlight[p];
     break;
   }
