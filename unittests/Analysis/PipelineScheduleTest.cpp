@@ -235,10 +235,10 @@ TEST(PipelineSchedule, ZeroBubbleVIdlesLessThanOneFOneB) {
 // its weight (`timed`): ZB-V's chosen order (the rule whose replay ends
 // first) ends no later than any timed rule, as the least of them when all
 // are. A timed rule given a bound at or past its end is planned, one far
-// below it abandoned. Weights as a model
-// has them (the first and last chunks, with the embedding and the head,
-// apart), and weights that vary from chunk to chunk, with which ranks can
-// all wait and a forward exceed the limit (not timed).
+// below it abandoned. Weights as a model has them (the first and last
+// chunks, with the embedding and the head, apart), and weights that vary
+// from chunk to chunk, with which ranks can all wait and a forward exceed
+// the limit (not timed).
 TEST(PipelineSchedule, ListScheduleTimesAndAbandonsItsOrders) {
   std::mt19937 random(7);
   std::uniform_real_distribution<double> weight(0.5, 3.0);
