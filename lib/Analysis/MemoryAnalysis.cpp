@@ -358,11 +358,6 @@ static std::string describeStep(const PipelineStep &s, const RankClass &cls) {
       .str();
 }
 
-/// The peak of a stage whose order serves one plan (ZB-V's, planned from
-/// its step times): a walk of every step, in integer bytes, finds what
-/// its moments would (the first moment of the largest value) for less
-/// than finding them. False, with `m` unchanged, if a size is not a whole
-/// number of bytes (the moments then say).
 /// Sizes in whole bytes, for the peaks of a stage: exact in integers
 /// (sums of products of counts and sizes below 2^63 each), and far cheaper
 /// than rationals.
@@ -387,21 +382,42 @@ static bool fits(const sym::Rational &) { return true; }
 static sym::Rational rational(Bytes v) { return sym::Rational(int64_t(v)); }
 static sym::Rational rational(const sym::Rational &r) { return r; }
 
+/// A stage's sizes per chunk as `Num`: kept per micro-batch, kept for the
+/// weight gradients, the forward and backward working sets. read() is false
+/// if one is not a whole number of bytes (Bytes).
+template <typename Num> struct ChunkSizes {
+  SmallVector<Num> perMicrobatch, forWeights, fwd, bwd;
+  bool read(const StageMemory &m, ArrayRef<sym::Rational> kept) {
+    size_t n = m.chunks.size();
+    perMicrobatch.resize(n);
+    forWeights.resize(n);
+    fwd.resize(n);
+    bwd.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      const ChunkMemory &cm = m.chunks[i];
+      if (!whole(kept[i], perMicrobatch[i]) ||
+          !whole(cm.keptForWeights + cm.heldForWeights, forWeights[i]) ||
+          !whole(cm.forwardTransient, fwd[i]) ||
+          !whole(cm.backwardTransient, bwd[i]))
+        return false;
+    }
+    return true;
+  }
+};
+
+/// The peak of a stage whose order serves one plan (ZB-V's, planned from
+/// its step times): a walk of every step, in integer bytes, finds what
+/// its moments would (the first moment of the largest value) for less
+/// than finding them. False, with `m` unchanged, if a size is not a whole
+/// number of bytes (the moments then say).
 static bool walkOrder(ArrayRef<PipelineStep> order, const RankClass &cls,
                       const sym::Rational &statesBytes,
                       ArrayRef<sym::Rational> kept, StageMemory &m) {
   size_t n = cls.chunks.size();
-  SmallVector<Bytes> perMicrobatch(n), forWeights(n), fwd(n), bwd(n);
+  ChunkSizes<Bytes> sizes;
   Bytes states, peak;
-  bool integral = whole(statesBytes, states) && whole(m.peak, peak);
-  for (size_t i = 0; i < n; ++i) {
-    const ChunkMemory &cm = m.chunks[i];
-    integral = integral && whole(kept[i], perMicrobatch[i]) &&
-               whole(cm.keptForWeights + cm.heldForWeights, forWeights[i]) &&
-               whole(cm.forwardTransient, fwd[i]) &&
-               whole(cm.backwardTransient, bwd[i]);
-  }
-  if (!integral)
+  if (!whole(statesBytes, states) || !whole(m.peak, peak) ||
+      !sizes.read(m, kept))
     return false;
   SmallVector<int64_t> wholeCount(n, 0), awaiting(n, 0);
   Bytes live = 0, peakLive = 0;
@@ -416,24 +432,24 @@ static bool walkOrder(ArrayRef<PipelineStep> order, const RankClass &cls,
     if (st.isForward()) {
       ++wholeCount[c];
       ++inFlight;
-      live += perMicrobatch[c];
+      live += sizes.perMicrobatch[c];
     }
     if (peakLive < live) {
       peakLive = live;
       peakInFlight = inFlight;
     }
-    Bytes now = states + live + (st.isForward() ? fwd[c] : bwd[c]);
+    Bytes now = states + live + (st.isForward() ? sizes.fwd[c] : sizes.bwd[c]);
     if (peak < now) {
       peak = now;
       peakAt = &st;
     }
     if (st.kind == StepKind::InputGrad) {
-      live += forWeights[c] - perMicrobatch[c];
+      live += sizes.forWeights[c] - sizes.perMicrobatch[c];
     } else if (st.kind == StepKind::WeightGrad) {
-      live -= forWeights[c];
+      live -= sizes.forWeights[c];
       --inFlight;
     } else if (st.kind == StepKind::Backward) {
-      live -= perMicrobatch[c];
+      live -= sizes.perMicrobatch[c];
       --inFlight;
     }
   }
@@ -486,19 +502,11 @@ template <typename Num>
 static bool peakOverMoments(const StageMoments &stage, const RankClass &cls,
                             const sym::Rational &statesBytes,
                             ArrayRef<sym::Rational> kept, StageMemory &m) {
-  size_t n = m.chunks.size();
-  SmallVector<Num> perMicrobatch(n), forWeights(n), fwd(n), bwd(n);
+  ChunkSizes<Num> sizes;
   Num states, peakActivations, peak;
-  bool exact = whole(statesBytes, states) &&
-               whole(m.peakActivations, peakActivations) && whole(m.peak, peak);
-  for (size_t i = 0; i < n && exact; ++i) {
-    const ChunkMemory &cm = m.chunks[i];
-    exact = whole(kept[i], perMicrobatch[i]) &&
-            whole(cm.keptForWeights + cm.heldForWeights, forWeights[i]) &&
-            whole(cm.forwardTransient, fwd[i]) &&
-            whole(cm.backwardTransient, bwd[i]);
-  }
-  if (!exact)
+  if (!whole(statesBytes, states) ||
+      !whole(m.peakActivations, peakActivations) || !whole(m.peak, peak) ||
+      !sizes.read(m, kept))
     return false;
   // The class's chunk (its memory) at each position of the moments.
   SmallVector<size_t> chunkAt;
@@ -507,8 +515,8 @@ static bool peakOverMoments(const StageMoments &stage, const RankClass &cls,
   auto live = [&](const StageMoment &at) {
     Num bytes(0);
     for (auto [position, ci] : llvm::enumerate(chunkAt))
-      bytes = bytes + perMicrobatch[ci] * Num(at.whole[position]) +
-              forWeights[ci] * Num(at.awaitingWeights[position]);
+      bytes = bytes + sizes.perMicrobatch[ci] * Num(at.whole[position]) +
+              sizes.forWeights[ci] * Num(at.awaitingWeights[position]);
     return bytes;
   };
   // The moments come in the order's: the first of the largest value wins,
@@ -524,7 +532,8 @@ static bool peakOverMoments(const StageMoments &stage, const RankClass &cls,
   const StageMoment *peakAt = nullptr;
   for (const StageMoment &at : stage.running) {
     size_t ci = chunkAt[at.position];
-    Num now = states + live(at) + (at.step.isForward() ? fwd[ci] : bwd[ci]);
+    Num now = states + live(at) +
+              (at.step.isForward() ? sizes.fwd[ci] : sizes.bwd[ci]);
     if (peak < now) {
       peak = now;
       peakAt = &at;
