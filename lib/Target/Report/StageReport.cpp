@@ -43,24 +43,30 @@ void addFlopRows(SectionBuilder &f, const PhaseCosts &pc,
 FailureOr<Section> memorySection(func::FuncOp fn, const sym::Bindings &b,
                                  const StageMemory &mem, bool numbersOnly) {
   SectionBuilder m(fn, b, "memory", "Memory per rank (bytes)");
+  // A search reads the values the memory model evaluated (once per twin
+  // class); the report shows the expressions too.
+  auto states = [&](const char *key, const char *label, const char *unit,
+                    const sym::Expr &e, const sym::Rational &value) {
+    if (numbersOnly)
+      m.addValue(key, label, unit, value);
+    else
+      m.add(key, label, unit, e);
+  };
+  const StageMemory::Values &v = mem.values;
+  states("weights", "weights", "B", mem.weights, v.weights);
+  states("gradients", "gradients", "B", mem.gradients, v.gradients);
+  states("master_weights", "fp32 master weights", "B", mem.masterWeights,
+         v.masterWeights);
+  states("optimizer_moments", "optimizer moments", "B", mem.optimizerMoments,
+         v.optimizerMoments);
+  // (The states' sum built only for the report.)
+  states("model_states", "model states", "B",
+         numbersOnly ? sym::Expr() : mem.modelStates(), v.modelStates);
   if (numbersOnly) {
-    // The values the memory model evaluated (once per twin class).
-    const StageMemory::Values &v = mem.values;
-    m.addValue("weights", "weights", "B", v.weights);
-    m.addValue("gradients", "gradients", "B", v.gradients);
-    m.addValue("master_weights", "fp32 master weights", "B", v.masterWeights);
-    m.addValue("optimizer_moments", "optimizer moments", "B",
-               v.optimizerMoments);
-    m.addValue("model_states", "model states", "B", v.modelStates);
     m.addValue("peak", "peak", "B", mem.peak);
     m.addValue("parameters", "parameters held", "", v.parameters);
     return m.take();
   }
-  m.add("weights", "weights", "B", mem.weights);
-  m.add("gradients", "gradients", "B", mem.gradients);
-  m.add("master_weights", "fp32 master weights", "B", mem.masterWeights);
-  m.add("optimizer_moments", "optimizer moments", "B", mem.optimizerMoments);
-  m.add("model_states", "model states", "B", mem.modelStates());
   sym::Expr perMicrobatch;
   sym::Rational perLayer(0), fwdTransient(0), bwdTransient(0);
   for (const ChunkMemory &c : mem.chunks) {
