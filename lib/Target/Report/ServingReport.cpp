@@ -47,6 +47,47 @@ int64_t largestFitting(func::FuncOp fn, const sym::Bindings &b,
   return lo * unit;
 }
 
+/// The roofline times of a rank class's chunks, summed.
+FailureOr<PhaseTimes> servingTimes(const RankClass &cls, const sym::Bindings &b,
+                                   const DeviceModel &device) {
+  PhaseTimes t;
+  for (Operation *chunk : cls.chunks) {
+    FailureOr<PhaseTimes> ct = phaseTimes(chunk, b, device);
+    if (failed(ct))
+      return failure();
+    for (unsigned i = 0; i < kNumPhases; ++i) {
+      t.compute[i] += ct->compute[i];
+      t.comm[i] += ct->comm[i];
+    }
+  }
+  return t;
+}
+
+/// The whole job's FLOPs (and per generated token, when it decodes).
+FailureOr<Section> jobFlopsSection(func::FuncOp fn, const sym::Bindings &b,
+                                   const PhaseCosts &jobCosts,
+                                   const sym::Expr &stepsExpr, int64_t N,
+                                   const std::string &everyone) {
+  SectionBuilder jf(fn, b, "job_flops", "FLOPs of " + everyone);
+  sym::Expr all;
+  for (Phase p : kServingPhases) {
+    jf.add(getPhaseName(p), std::string(getPhaseName(p)) + " FLOPs", "FLOP",
+           jobCosts.of(p).flops());
+    all += jobCosts.of(p).flops();
+  }
+  jf.add("total", "total FLOPs", "FLOP", all);
+  if (N > 0) {
+    sym::Expr tokens = sym::Expr::symbol("B") * stepsExpr;
+    jf.add("decode_per_token", "decode FLOPs per generated token", "FLOP",
+           jobCosts.of(Phase::Decode).flops().divExact(tokens));
+    jf.add("decode_contraction_per_token", "of which in contractions", "FLOP",
+           jobCosts.of(Phase::Decode).contractionFlops.divExact(tokens));
+    jf.add("decode_bytes_per_token", "decode bytes moved per generated token",
+           "B", jobCosts.of(Phase::Decode).bytes.divExact(tokens));
+  }
+  return jf.take();
+}
+
 } // namespace
 
 LogicalResult mlir::stage::report::buildServingReports(
@@ -94,8 +135,27 @@ LogicalResult mlir::stage::report::buildServingReports(
     sr.layers = layerRanges(cls);
     sr.peakAt = mem.peakAt;
 
+    FailureOr<PhaseTimes> times = servingTimes(cls, b, device);
+    if (failed(times))
+      return failure();
+    const PhaseTimes &t = *times;
+    prefillGroup.push_back(t.of(Phase::Prefill) / double(*M));
+    decodeGroupStep.push_back(N ? t.of(Phase::Decode) / double(N * *M) : 0);
+
     SectionBuilder m(fn, b, "memory", "Memory per rank (bytes)");
     m.add("weights", "weights", "B", mem.weights);
+    if (numbersOnly) {
+      // A search reads the weights, the peak and the times: no symbolic
+      // FLOPs, traffic or communication (most of a plan's evaluation).
+      m.addValue("peak", "peak", "B", mem.peak);
+      m.add("parameters", "parameters held", "", mem.parameters);
+      FailureOr<Section> sec = m.take();
+      if (failed(sec))
+        return failure();
+      sr.sections.push_back(std::move(*sec));
+      report.stages.push_back(std::move(sr));
+      continue;
+    }
     // Sliding-window layers keep a ring of their last W positions;
     // state-space layers a state per sequence instead of positions.
     std::set<std::string> symbols = mem.kvCache.symbols();
@@ -155,23 +215,11 @@ LogicalResult mlir::stage::report::buildServingReports(
 
     SectionBuilder tm(fn, b, "time",
                       "Roofline time per rank (" + device.name + ")");
-    PhaseTimes t;
-    for (Operation *chunk : chunkOps) {
-      FailureOr<PhaseTimes> ct = phaseTimes(chunk, b, device);
-      if (failed(ct))
-        return failure();
-      for (unsigned i = 0; i < kNumPhases; ++i) {
-        t.compute[i] += ct->compute[i];
-        t.comm[i] += ct->comm[i];
-      }
-    }
     tm.addSeconds("prefill", "prefill (every group)", t.of(Phase::Prefill));
     tm.addSeconds("decode",
                   chunked ? "mixed iterations (decode and prompt chunks)"
                           : "decode (every step of every group)",
                   t.of(Phase::Decode));
-    prefillGroup.push_back(t.of(Phase::Prefill) / double(*M));
-    decodeGroupStep.push_back(N ? t.of(Phase::Decode) / double(N * *M) : 0);
 
     for (SectionBuilder *sb : {&m, &f, &by, &c, &tm}) {
       FailureOr<Section> sec = sb->take();
@@ -196,22 +244,12 @@ LogicalResult mlir::stage::report::buildServingReports(
   double tpot = std::max(sumDecode, double(*M) * maxDecode);
   std::string everyone =
       "the whole job (all " + std::to_string(job.gpus) + " GPUs)";
-  SectionBuilder jf(fn, b, "job_flops", "FLOPs of " + everyone);
-  sym::Expr all;
-  for (Phase p : kServingPhases) {
-    jf.add(getPhaseName(p), std::string(getPhaseName(p)) + " FLOPs", "FLOP",
-           jobCosts.of(p).flops());
-    all += jobCosts.of(p).flops();
-  }
-  jf.add("total", "total FLOPs", "FLOP", all);
-  if (N > 0) {
-    sym::Expr tokens = sym::Expr::symbol("B") * stepsExpr;
-    jf.add("decode_per_token", "decode FLOPs per generated token", "FLOP",
-           jobCosts.of(Phase::Decode).flops().divExact(tokens));
-    jf.add("decode_contraction_per_token", "of which in contractions", "FLOP",
-           jobCosts.of(Phase::Decode).contractionFlops.divExact(tokens));
-    jf.add("decode_bytes_per_token", "decode bytes moved per generated token",
-           "B", jobCosts.of(Phase::Decode).bytes.divExact(tokens));
+  if (!numbersOnly) {
+    FailureOr<Section> flops =
+        jobFlopsSection(fn, b, jobCosts, stepsExpr, N, everyone);
+    if (failed(flops))
+      return failure();
+    report.totals.push_back(std::move(*flops));
   }
   SectionBuilder jt(fn, b, "job_time",
                     "Serving times, " + everyone + " (roofline, " +
@@ -243,11 +281,9 @@ LogicalResult mlir::stage::report::buildServingReports(
     jt.addSeconds("total", "prefill and every decode step",
                   ttft + double(N) * tpot);
   }
-  for (SectionBuilder *sb : {&jf, &jt}) {
-    FailureOr<Section> sec = sb->take();
-    if (failed(sec))
-      return failure();
-    report.totals.push_back(std::move(*sec));
-  }
+  FailureOr<Section> times = jt.take();
+  if (failed(times))
+    return failure();
+  report.totals.push_back(std::move(*times));
   return success();
 }

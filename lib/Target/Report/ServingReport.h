@@ -13,7 +13,9 @@ namespace mlir::stage::report {
 /// that fit the device), FLOPs and bytes per phase, communication and
 /// roofline time of each rank class of the serving program `fn`; for the
 /// job, FLOPs per generated token, time to first token, time per output
-/// token and tokens/s per GPU.
+/// token and tokens/s per GPU. `numbersOnly` (a search's estimate): of the
+/// rank classes' memory the weights, the peak and the parameters, and of
+/// the job its times.
 LogicalResult buildServingReports(func::FuncOp fn, const sym::Bindings &b,
                                   bool numbersOnly, const DeviceModel &device,
                                   Report &report);
