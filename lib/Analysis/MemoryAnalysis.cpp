@@ -15,6 +15,30 @@
 using namespace mlir;
 using namespace mlir::stage;
 
+/// Sizes in whole bytes, for the peaks of a stage and the working sets: exact
+/// in integers (sums of products of counts and sizes below 2^63 each), and far
+/// cheaper than rationals.
+using Bytes = __int128;
+
+/// `r` as Bytes, if a whole number of bytes.
+static bool whole(const sym::Rational &r, Bytes &out) {
+  std::optional<int64_t> v = r.isInteger() ? r.toInt64() : std::nullopt;
+  out = v ? Bytes(*v) : 0;
+  return bool(v);
+}
+static bool whole(const sym::Rational &r, sym::Rational &out) {
+  out = r;
+  return true;
+}
+/// Whether `v` converts back (a peak past 2^63 bytes takes the rationals).
+static bool fits(Bytes v) {
+  return v >= std::numeric_limits<int64_t>::min() &&
+         v <= std::numeric_limits<int64_t>::max();
+}
+static bool fits(const sym::Rational &) { return true; }
+static sym::Rational rational(Bytes v) { return sym::Rational(int64_t(v)); }
+static sym::Rational rational(const sym::Rational &r) { return r; }
+
 namespace {
 
 sym::Expr bytesOf(Value v) {
@@ -34,6 +58,52 @@ bool isView(Operation *op) {
   return cost.flops().isZero() && cost.bytes.isZero();
 }
 
+/// Where a block's buffers start and stop being live, derived from the IR
+/// once per block while a SymbolicCache lives (a block is always asked with
+/// the same values excluded: its kept or returned ones). Buffers are named
+/// by their type's index in `ofType` (values of one type have one size).
+struct BlockLiveness {
+  struct Position {
+    SmallVector<uint32_t, 2> born;
+    /// A layer stack's body, whose own working set adds here.
+    RepeatOp inner;
+    SmallVector<uint32_t, 2> dying;
+  };
+  std::vector<Position> positions;
+  /// The first buffer of each type (where a size that does not evaluate
+  /// is reported).
+  std::vector<Value> ofType;
+
+  BlockLiveness(Block &block, const llvm::DenseSet<Value> &excluded) {
+    // Position of each op, and where each value defined here is last read.
+    llvm::DenseMap<Operation *, unsigned> index;
+    for (auto [i, op] : llvm::enumerate(block))
+      index[&op] = unsigned(i);
+    positions.resize(index.size());
+    llvm::DenseMap<Type, uint32_t> typeIndex;
+    for (auto [i, op] : llvm::enumerate(block)) {
+      if (auto rep = dyn_cast<RepeatOp>(&op))
+        positions[i].inner = rep;
+      if (isa<ParamOp>(op) || isView(&op))
+        continue;
+      for (Value r : op.getResults()) {
+        if (excluded.contains(r) || !isa<SymTensorType>(r.getType()))
+          continue;
+        auto [it, added] =
+            typeIndex.try_emplace(r.getType(), uint32_t(ofType.size()));
+        if (added)
+          ofType.push_back(r);
+        positions[i].born.push_back(it->second);
+        unsigned last = unsigned(i);
+        for (Operation *user : r.getUsers())
+          if (Operation *a = block.findAncestorOpInBlock(*user))
+            last = std::max(last, index[a]);
+        positions[last].dying.push_back(it->second);
+      }
+    }
+  }
+};
+
 class WorkingSet {
 public:
   WorkingSet(const sym::Bindings &b) : bindings(&b) {}
@@ -47,9 +117,25 @@ public:
   /// not counting the values in `excluded` (kept or accounted elsewhere),
   /// the block's arguments and the weights.
   FailureOr<sym::Rational> peak(Block &block,
-                                const llvm::DenseSet<Value> &excluded);
+                                const llvm::DenseSet<Value> &excluded) {
+    return peak(*getLiveness(block, [&] { return excluded; }));
+  }
 
 private:
+  /// (Held by the caller: without a SymbolicCache it is the only owner.)
+  static std::shared_ptr<const BlockLiveness>
+  getLiveness(Block &block, function_ref<llvm::DenseSet<Value>()> excluded) {
+    static const char tag = 0;
+    return memoizeDerived<BlockLiveness>(
+        &tag, &block, [&] { return BlockLiveness(block, excluded()); });
+  }
+  FailureOr<sym::Rational> peak(const BlockLiveness &liveness);
+  /// The sweep in `Num` (whole bytes, else rationals); false if a size is
+  /// not whole bytes or a sum passes 2^63.
+  template <typename Num>
+  bool sweep(const BlockLiveness &liveness, ArrayRef<sym::Rational> sizes,
+             ArrayRef<sym::Rational> inner, sym::Rational &out);
+
   FailureOr<sym::Rational> size(Value v) {
     // Values of one type have one size under the bindings.
     auto it = sizes.find(v.getType());
@@ -66,86 +152,70 @@ private:
   llvm::DenseMap<Type, sym::Rational> sizes;
 };
 
-/// Where a block's buffers start and stop being live, derived from the IR
-/// once per block while a SymbolicCache lives (a block is always asked with
-/// the same values excluded: its kept or returned ones).
-struct BlockLiveness {
-  struct Position {
-    SmallVector<Value, 2> born;
-    /// A layer stack's body, whose own working set adds here.
-    Block *inner = nullptr;
-    SmallVector<Value, 2> dying;
-  };
-  std::vector<Position> positions;
-
-  BlockLiveness(Block &block, const llvm::DenseSet<Value> &excluded) {
-    // Position of each op, and where each value defined here is last read.
-    llvm::DenseMap<Operation *, unsigned> index;
-    for (auto [i, op] : llvm::enumerate(block))
-      index[&op] = unsigned(i);
-    positions.resize(index.size());
-    for (auto [i, op] : llvm::enumerate(block)) {
-      if (auto rep = dyn_cast<RepeatOp>(&op))
-        positions[i].inner = &rep.getBodyBlock();
-      if (isa<ParamOp>(op) || isView(&op))
-        continue;
-      for (Value r : op.getResults()) {
-        if (excluded.contains(r) || !isa<SymTensorType>(r.getType()))
-          continue;
-        positions[i].born.push_back(r);
-        unsigned last = unsigned(i);
-        for (Operation *user : r.getUsers())
-          if (Operation *a = block.findAncestorOpInBlock(*user))
-            last = std::max(last, index[a]);
-        positions[last].dying.push_back(r);
-      }
-    }
-  }
-};
-
-FailureOr<sym::Rational>
-WorkingSet::peak(Block &block, const llvm::DenseSet<Value> &excluded) {
-  static const char tag = 0;
-  std::shared_ptr<const BlockLiveness> liveness = memoizeDerived<BlockLiveness>(
-      &tag, &block, [&] { return BlockLiveness(block, excluded); });
-  auto sum = [&](ArrayRef<Value> values) -> FailureOr<sym::Rational> {
-    sym::Rational total(0);
-    for (Value r : values) {
-      FailureOr<sym::Rational> s = size(r);
-      if (failed(s))
-        return failure();
-      total = total + *s;
-    }
-    return total;
-  };
-  sym::Rational live(0), best(0);
-  for (const BlockLiveness::Position &at : liveness->positions) {
-    FailureOr<sym::Rational> results = sum(at.born);
-    if (failed(results))
-      return failure();
+template <typename Num>
+bool WorkingSet::sweep(const BlockLiveness &liveness,
+                       ArrayRef<sym::Rational> sizeValues,
+                       ArrayRef<sym::Rational> innerValues,
+                       sym::Rational &out) {
+  SmallVector<Num, 16> size(sizeValues.size()), inner(innerValues.size());
+  for (auto [to, from] : llvm::zip(size, sizeValues))
+    if (!whole(from, to))
+      return false;
+  for (auto [to, from] : llvm::zip(inner, innerValues))
+    if (!whole(from, to))
+      return false;
+  Num live(0), best(0);
+  size_t nextInner = 0;
+  for (const BlockLiveness::Position &at : liveness.positions) {
+    Num now = live;
+    for (uint32_t t : at.born)
+      now = now + size[t];
+    Num born = now - live;
     // A layer stack's body: its own working set, per iteration; what it
     // stacks for the backward is kept, what it carries is live here.
-    sym::Rational inner(0);
-    if (at.inner) {
-      auto rep = cast<RepeatOp>(at.inner->getParentOp());
-      llvm::DenseSet<Value> bodyExcluded;
-      Operation *yield = at.inner->getTerminator();
-      for (Value v : yield->getOperands().drop_front(rep.getNumCarried()))
-        bodyExcluded.insert(v);
-      FailureOr<sym::Rational> in = peak(*at.inner, bodyExcluded);
-      if (failed(in))
-        return failure();
-      inner = *in;
-    }
-    sym::Rational now = live + *results + inner;
+    if (at.inner)
+      now = now + inner[nextInner++];
     if (best < now)
       best = now;
-    FailureOr<sym::Rational> dead = sum(at.dying);
-    if (failed(dead))
-      return failure();
-    live = live + *results - *dead;
+    live = live + born;
+    for (uint32_t t : at.dying)
+      live = live - size[t];
+    if (!fits(live) || !fits(now))
+      return false;
   }
-  return best;
+  out = rational(best);
+  return true;
+}
+
+FailureOr<sym::Rational> WorkingSet::peak(const BlockLiveness &liveness) {
+  SmallVector<sym::Rational, 16> sizeValues;
+  for (Value v : liveness.ofType) {
+    FailureOr<sym::Rational> s = size(v);
+    if (failed(s))
+      return failure();
+    sizeValues.push_back(*s);
+  }
+  SmallVector<sym::Rational, 2> innerValues;
+  for (const BlockLiveness::Position &at : liveness.positions) {
+    if (!at.inner)
+      continue;
+    RepeatOp rep = at.inner;
+    Block &body = rep.getBodyBlock();
+    FailureOr<sym::Rational> in = peak(*getLiveness(body, [&] {
+      llvm::DenseSet<Value> bodyExcluded;
+      for (Value v :
+           body.getTerminator()->getOperands().drop_front(rep.getNumCarried()))
+        bodyExcluded.insert(v);
+      return bodyExcluded;
+    }));
+    if (failed(in))
+      return failure();
+    innerValues.push_back(*in);
+  }
+  sym::Rational out;
+  if (!sweep<Bytes>(liveness, sizeValues, innerValues, out))
+    sweep<sym::Rational>(liveness, sizeValues, innerValues, out);
+  return out;
 }
 
 /// The bytes a value is, bound.
@@ -237,51 +307,79 @@ struct ClassStates {
 };
 } // namespace
 
-/// What a split backward keeps between its two steps (ChunkMemory): the
-/// kept values the weight gradients read, and the values of the input-
-/// gradient step they read, once per layer that computes them.
-static LogicalResult weightStepMemory(MicrobatchesOp mb, const sym::Bindings &b,
-                                      ChunkMemory &cm) {
-  BackwardSplit split(mb);
-  Block &fwd = mb.getForwardBlock(), &bwd = mb.getBackwardBlock();
-  sym::Expr kept;
-  for (auto [v, arg] :
-       llvm::zip(fwd.getTerminator()->getOperands(), bwd.getArguments()))
-    if (split.readsInWeightStep(arg))
-      kept += bytesOf(v);
-  sym::Expr held;
-  std::function<void(Block &, const sym::Expr &)> walk =
-      [&](Block &block, const sym::Expr &count) {
-        for (Operation &op : block) {
-          if (auto rep = dyn_cast<RepeatOp>(op)) {
-            sym::Expr inner = count * rep.getCount().getValue();
-            // A layer's incoming gradient (the carried value); its slices
-            // of kept stacks are counted with them.
-            for (BlockArgument arg :
-                 rep.getBodyBlock().getArguments().take_front(
-                     rep.getNumCarried()))
-              if (split.readsInWeightStep(arg))
-                held += inner * bytesOf(arg);
-            walk(rep.getBodyBlock(), inner);
-            continue;
+namespace {
+/// The expressions a chunk's numbers evaluate, derived from the IR once
+/// per chunk while a SymbolicCache lives (a search evaluates them per
+/// plan).
+struct ChunkExprs {
+  /// Per layer stack of the forward: the bytes it stacks for the
+  /// backward, and its count.
+  struct Stack {
+    RepeatOp rep;
+    sym::Expr stacked, count;
+  };
+  std::vector<Stack> stacks;
+  /// What the forward keeps and the backward returns: not in their
+  /// working sets.
+  llvm::DenseSet<Value> fwdKept, bwdGrads;
+  /// Split backwards: what the forward keeps for the weight gradients,
+  /// and the gradients the input-gradient step holds for them.
+  sym::Expr keptForWeights, heldForWeights;
+
+  ChunkExprs(MicrobatchesOp mb, bool split) {
+    Block &fwd = mb.getForwardBlock();
+    for (Value v : fwd.getTerminator()->getOperands())
+      fwdKept.insert(v);
+    for (Value v : mb.getBackwardBlock().getTerminator()->getOperands())
+      bwdGrads.insert(v);
+    for (auto rep : fwd.getOps<RepeatOp>()) {
+      Stack s{rep, sym::Expr(), rep.getCount().getValue()};
+      for (Value r : rep.getResults().drop_front(rep.getNumCarried()))
+        if (fwdKept.contains(r))
+          s.stacked += bytesOf(r);
+      stacks.push_back(std::move(s));
+    }
+    if (split)
+      weightStepExprs(mb);
+  }
+
+private:
+  /// What a split backward keeps between its two steps (ChunkMemory): the
+  /// kept values the weight gradients read, and the values of the input-
+  /// gradient step they read, once per layer that computes them.
+  void weightStepExprs(MicrobatchesOp mb) {
+    BackwardSplit split(mb);
+    Block &fwd = mb.getForwardBlock(), &bwd = mb.getBackwardBlock();
+    for (auto [v, arg] :
+         llvm::zip(fwd.getTerminator()->getOperands(), bwd.getArguments()))
+      if (split.readsInWeightStep(arg))
+        keptForWeights += bytesOf(v);
+    std::function<void(Block &, const sym::Expr &)> walk =
+        [&](Block &block, const sym::Expr &count) {
+          for (Operation &op : block) {
+            if (auto rep = dyn_cast<RepeatOp>(op)) {
+              sym::Expr inner = count * rep.getCount().getValue();
+              // A layer's incoming gradient (the carried value); its slices
+              // of kept stacks are counted with them.
+              for (BlockArgument arg :
+                   rep.getBodyBlock().getArguments().take_front(
+                       rep.getNumCarried()))
+                if (split.readsInWeightStep(arg))
+                  heldForWeights += inner * bytesOf(arg);
+              walk(rep.getBodyBlock(), inner);
+              continue;
+            }
+            if (split.isWeightGrad(&op))
+              continue;
+            for (Value r : op.getResults())
+              if (split.readsInWeightStep(r))
+                heldForWeights += count * bytesOf(r);
           }
-          if (split.isWeightGrad(&op))
-            continue;
-          for (Value r : op.getResults())
-            if (split.readsInWeightStep(r))
-              held += count * bytesOf(r);
-        }
-      };
-  walk(bwd, sym::Expr(1));
-  FailureOr<sym::Rational> k = bound(mb, kept, b, "kept for weight gradients");
-  FailureOr<sym::Rational> h =
-      bound(mb, held, b, "gradients held for weight gradients");
-  if (failed(k) || failed(h))
-    return failure();
-  cm.keptForWeights = *k;
-  cm.heldForWeights = *h;
-  return success();
-}
+        };
+    walk(bwd, sym::Expr(1));
+  }
+};
+} // namespace
 
 namespace {
 /// What a stage's memory reads of one of its chunks (not a serving one).
@@ -309,22 +407,16 @@ static FailureOr<ChunkNumbers> chunkNumbers(Operation *chunk,
     cm.forwardTransient = *t;
     return out;
   }
-  Block &fwd = mb.getForwardBlock(), &bwd = mb.getBackwardBlock();
-  llvm::DenseSet<Value> fwdKept, bwdGrads;
+  static const char tags[2] = {0, 0};
+  std::shared_ptr<const ChunkExprs> exprs = memoizeDerived<ChunkExprs>(
+      &tags[split], chunk, [&] { return ChunkExprs(mb, split); });
   cm.keptPerMicrobatch = keptPerMicrobatch;
-  for (Value v : fwd.getTerminator()->getOperands())
-    fwdKept.insert(v);
-  for (Value v : bwd.getTerminator()->getOperands())
-    bwdGrads.insert(v);
   // Per layer: what the largest layer stack keeps, over its count.
-  for (auto rep : fwd.getOps<RepeatOp>()) {
-    sym::Expr stacked;
-    for (Value r : rep.getResults().drop_front(rep.getNumCarried()))
-      if (fwdKept.contains(r))
-        stacked += bytesOf(r);
-    FailureOr<sym::Rational> all = bound(mb, stacked, b, "kept per layer");
+  for (const ChunkExprs::Stack &stack : exprs->stacks) {
+    FailureOr<sym::Rational> all =
+        bound(mb, stack.stacked, b, "kept per layer");
     FailureOr<sym::Rational> count =
-        bound(rep, rep.getCount().getValue(), b, "layer count");
+        bound(stack.rep, stack.count, b, "layer count");
     if (failed(all) || failed(count))
       return failure();
     if (count->isZero())
@@ -333,16 +425,24 @@ static FailureOr<ChunkNumbers> chunkNumbers(Operation *chunk,
     if (cm.keptPerLayer < perLayer)
       cm.keptPerLayer = perLayer;
   }
-  FailureOr<sym::Rational> f = ws.peak(fwd, fwdKept);
-  FailureOr<sym::Rational> bw = ws.peak(bwd, bwdGrads);
+  FailureOr<sym::Rational> f = ws.peak(mb.getForwardBlock(), exprs->fwdKept);
+  FailureOr<sym::Rational> bw = ws.peak(mb.getBackwardBlock(), exprs->bwdGrads);
   FailureOr<sym::Rational> k =
       bound(mb, cm.keptPerMicrobatch, b, "kept activations");
   if (failed(f) || failed(bw) || failed(k))
     return failure();
   cm.forwardTransient = *f;
   cm.backwardTransient = *bw;
-  if (split && failed(weightStepMemory(mb, b, cm)))
-    return failure();
+  if (split) {
+    FailureOr<sym::Rational> kept =
+        bound(mb, exprs->keptForWeights, b, "kept for weight gradients");
+    FailureOr<sym::Rational> held = bound(
+        mb, exprs->heldForWeights, b, "gradients held for weight gradients");
+    if (failed(kept) || failed(held))
+      return failure();
+    cm.keptForWeights = *kept;
+    cm.heldForWeights = *held;
+  }
   out.kept = *k;
   return out;
 }
@@ -357,30 +457,6 @@ static std::string describeStep(const PipelineStep &s, const RankClass &cls) {
           (cls.chunks.size() > 1 ? " in chunk " + Twine(s.chunk) : Twine("")))
       .str();
 }
-
-/// Sizes in whole bytes, for the peaks of a stage: exact in integers
-/// (sums of products of counts and sizes below 2^63 each), and far cheaper
-/// than rationals.
-using Bytes = __int128;
-
-/// `r` as Bytes, if a whole number of bytes.
-static bool whole(const sym::Rational &r, Bytes &out) {
-  std::optional<int64_t> v = r.isInteger() ? r.toInt64() : std::nullopt;
-  out = v ? Bytes(*v) : 0;
-  return bool(v);
-}
-static bool whole(const sym::Rational &r, sym::Rational &out) {
-  out = r;
-  return true;
-}
-/// Whether `v` converts back (a peak past 2^63 bytes takes the rationals).
-static bool fits(Bytes v) {
-  return v >= std::numeric_limits<int64_t>::min() &&
-         v <= std::numeric_limits<int64_t>::max();
-}
-static bool fits(const sym::Rational &) { return true; }
-static sym::Rational rational(Bytes v) { return sym::Rational(int64_t(v)); }
-static sym::Rational rational(const sym::Rational &r) { return r; }
 
 /// A stage's sizes per chunk as `Num`: kept per micro-batch, kept for the
 /// weight gradients, the forward and backward working sets. read() is false
