@@ -65,14 +65,13 @@ private:
   /// The ranks to look at, as bits, so that they come in rank order.
   std::vector<uint64_t> toLook;
   /// The ends of the steps running with their chunks, at most one per
-  /// rank, a binary heap by (end, chunk) (written out: std::priority_queue
-  /// builds each pair on the stack and stalls reading it back).
+  /// rank, a binary heap by end: the ends at one time are all popped before
+  /// a rank picks, and only mark ranks, so their order does not matter
+  /// (written out: std::priority_queue builds each pair on the stack and
+  /// stalls reading it back).
   struct End {
     double time;
     int64_t chunk;
-    bool operator<(const End &o) const {
-      return time < o.time || (time == o.time && chunk < o.chunk);
-    }
   };
   std::vector<End> ends;
   void pushEnd(double time, int64_t chunk);
@@ -199,27 +198,32 @@ void ListScheduler::start(int64_t p, Kind kind, int64_t c) {
 void ListScheduler::pushEnd(double time, int64_t chunk) {
   size_t i = ends.size();
   ends.emplace_back();
-  End e{time, chunk};
-  for (; i > 0 && e < ends[(i - 1) / 2]; i = (i - 1) / 2)
+  for (; i > 0 && time < ends[(i - 1) / 2].time; i = (i - 1) / 2)
     ends[i] = ends[(i - 1) / 2];
   ends[i].time = time;
   ends[i].chunk = chunk;
 }
 
 ListScheduler::End ListScheduler::popEnd() {
+  // Bottom-up: the hole at the top goes down to a leaf along the lesser
+  // children (picked without a branch), then the last end rises from it.
   End top = ends.front(), last = ends.back();
   ends.pop_back();
   size_t n = ends.size(), i = 0;
-  for (size_t child = 1; child < n; child = 2 * i + 1) {
-    if (child + 1 < n && ends[child + 1] < ends[child])
-      ++child;
-    if (!(ends[child] < last))
-      break;
+  if (n == 0)
+    return top;
+  for (size_t child = 1; child + 1 < n; child = 2 * i + 1) {
+    child += size_t(ends[child + 1].time < ends[child].time);
     ends[i] = ends[child];
     i = child;
   }
-  if (n)
-    ends[i] = last;
+  if (2 * i + 1 < n) {
+    ends[i] = ends[2 * i + 1];
+    i = 2 * i + 1;
+  }
+  for (; i > 0 && last.time < ends[(i - 1) / 2].time; i = (i - 1) / 2)
+    ends[i] = ends[(i - 1) / 2];
+  ends[i] = last;
   return top;
 }
 
