@@ -490,6 +490,20 @@ mlir::stage::simulateSpan(const ScheduleShape &s, ArrayRef<StepWeights> times) {
   return replay(s, *getStageSchedules(s), times);
 }
 
+ScheduleSpan mlir::stage::getSpan(const Timeline &timeline) {
+  // The replay's sums, in its order.
+  ScheduleSpan span;
+  for (const std::vector<TimedStep> &stage : timeline) {
+    double busy = 0;
+    for (const TimedStep &ts : stage)
+      busy += ts.end - ts.start;
+    if (!stage.empty())
+      span.end = std::max(span.end, stage.back().end);
+    span.busiest = std::max(span.busiest, busy);
+  }
+  return span;
+}
+
 static std::optional<ScheduleSpan> replay(const ScheduleShape &s,
                                           const StageOrders &orders,
                                           ArrayRef<StepWeights> times,

@@ -296,6 +296,37 @@ TEST(PipelineSchedule, ListScheduleTimesAndAbandonsItsOrders) {
   EXPECT_FALSE(planned.timed);
 }
 
+TEST(PipelineSchedule, TimelineSpanIsTheReplayedSpanToTheBit) {
+  // Weights that do not add up exactly, so that another order of sums
+  // would show.
+  std::mt19937 random(11);
+  std::uniform_real_distribution<double> weight(0.1, 3.0);
+  int64_t compared = 0;
+  for (ScheduleKind kind :
+       {ScheduleKind::gpipe, ScheduleKind::one_f_one_b,
+        ScheduleKind::interleaved, ScheduleKind::zb_h1, ScheduleKind::zb_v,
+        ScheduleKind::dualpipe, ScheduleKind::dualpipe_v})
+    for (int64_t pp : {2, 4, 6})
+      for (int64_t v : {1, 2})
+        for (int64_t M : {6, 12, 25}) {
+          ScheduleShape s{kind, pp, v, M};
+          if (!checkSchedule(s).empty())
+            continue;
+          std::vector<StepWeights> times;
+          for (int64_t c = 0; c < pp * v; ++c)
+            times.push_back({weight(random), weight(random), weight(random)});
+          std::optional<Timeline> timeline = simulateTimeline(s, times);
+          std::optional<ScheduleSpan> replayed = simulateSpan(s, times);
+          ASSERT_TRUE(timeline && replayed);
+          ScheduleSpan span = getSpan(*timeline);
+          EXPECT_EQ(span.end, replayed->end);
+          EXPECT_EQ(span.busiest, replayed->busiest);
+          EXPECT_GT(span.end, 0);
+          ++compared;
+        }
+  EXPECT_GT(compared, 50);
+}
+
 TEST(PipelineSchedule, ZeroBubbleVRunsAV) {
   for (int64_t pp : stageCounts())
     for (int64_t c = 0; c < 2 * pp; ++c)

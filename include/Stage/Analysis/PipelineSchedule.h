@@ -138,6 +138,9 @@ struct ScheduleSpan {
 /// simulateTimeline's span, without keeping the steps' times.
 std::optional<ScheduleSpan> simulateSpan(const ScheduleShape &shape,
                                          ArrayRef<StepWeights> times);
+/// The span of a timeline simulateTimeline gave: simulateSpan's numbers,
+/// to the bit, without replaying it again.
+ScheduleSpan getSpan(const Timeline &timeline);
 
 /// The iteration time of the equal-stage timeline (a whole backward takes
 /// `inputGrad + weightGrad`). None if the orders wait on each other.

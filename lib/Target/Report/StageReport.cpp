@@ -305,15 +305,18 @@ LogicalResult mlir::stage::report::buildStageReports(
   p.stages = step.stages;
   p.virtualStages = step.virtualStages;
   p.microBatches = *M;
-  std::optional<ScheduleSpan> span = simulateSpan(*shape, times);
-  if (!span)
-    return fn.emitError("the schedule's orders wait on each other");
-  double end = span->end, busiest = span->busiest;
   // Every step's times, for the report's chart (not for a search: deep
   // pipelines run hundreds of thousands of steps).
   std::optional<Timeline> timeline;
-  if (!numbersOnly)
-    timeline = simulateTimeline(*shape, times);
+  std::optional<ScheduleSpan> span;
+  if (numbersOnly) {
+    span = simulateSpan(*shape, times);
+  } else if ((timeline = simulateTimeline(*shape, times))) {
+    span = getSpan(*timeline);
+  }
+  if (!span)
+    return fn.emitError("the schedule's orders wait on each other");
+  double end = span->end, busiest = span->busiest;
   if (timeline)
     for (const std::vector<TimedStep> &stage : *timeline) {
       std::vector<TimelineStep> &steps = p.timeline.emplace_back();
