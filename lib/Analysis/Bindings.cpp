@@ -80,78 +80,29 @@ static LogicalResult checkWindow(AttentionOp a, const sym::Bindings &b) {
   return success();
 }
 
-static LogicalResult walkBindings(Operation *root, const sym::Bindings &b) {
-  // Types are uniqued: each is checked once (at its first result).
-  llvm::DenseSet<Type> valid;
-  WalkResult r = root->walk<WalkOrder::PreOrder>([&](Operation *op) {
-    // A step loop checks its body under its own bindings (below).
-    bool nested = op != root;
-    for (auto [i, v] : llvm::enumerate(op->getResults()))
-      if (nested && !valid.contains(v.getType())) {
-        if (failed(
-                checkType(op, v.getType(), ("result " + std::to_string(i)), b)))
-          return WalkResult::interrupt();
-        valid.insert(v.getType());
-      }
-    if (auto a = dyn_cast<AttentionOp>(op); a && failed(checkWindow(a, b)))
-      return WalkResult::interrupt();
-    auto rep = nested ? dyn_cast<RepeatOp>(op) : RepeatOp();
-    if (rep) {
-      FailureOr<int64_t> n =
-          evaluateAt(op->getLoc(), rep.getCount().getValue(), b, "repeat count");
-      if (failed(n))
-        return WalkResult::interrupt();
-      if (*n < 0) {
-        op->emitError("repeat count ") << *n << " is negative";
-        return WalkResult::interrupt();
-      }
-      // A decode step loop: its body's sizes at the first and last step.
-      if (std::optional<StringRef> step = rep.getStep()) {
-        for (int64_t at : {int64_t(0), *n - 1}) {
-          if (at < 0)
-            continue;
-          sym::Bindings inner = b;
-          inner[step->str()] = at;
-          if (failed(walkBindings(op, inner)))
-            return WalkResult::interrupt();
-        }
-        return WalkResult::skip();
-      }
-    }
-    for (Region &region : op->getRegions())
-      for (Block &block : region)
-        for (auto [i, arg] : llvm::enumerate(block.getArguments()))
-          if (!valid.contains(arg.getType())) {
-            if (failed(checkType(op, arg.getType(),
-                                 ("region argument " + std::to_string(i)), b)))
-              return WalkResult::interrupt();
-            valid.insert(arg.getType());
-          }
-    return WalkResult::advance();
-  });
-  return failure(r.wasInterrupted());
-}
-
 namespace {
-/// What walkBindings checks under `root`, in its order, when no decode step
-/// loop needs a body checked under other bindings: each type at its first
-/// value, each sliding window, each repeat count. Derived once while a
-/// SymbolicCache lives, so that a search checks each plan without walking
+/// What verifyBindings checks under `root`, in the order a walk meets
+/// them: each type at its first value (`root`'s own results aside), each
+/// sliding window, each repeat count; a decode step loop's body is checked
+/// through its own list, at the first and the last step. Derived once while
+/// a SymbolicCache lives, so that a search checks each plan without walking
 /// the IR.
 struct BindingChecks {
+  enum Kind { TypeDims, Window, RepeatCount, StepLoop };
   struct Check {
+    Kind kind;
     Operation *op;
-    Type type; // none for a window or a repeat count
-    std::string what;
+    Type type;        // TypeDims
+    std::string what; // TypeDims
   };
   std::vector<Check> checks;
-  bool complete = true;
 
   explicit BindingChecks(Operation *root) {
+    // Types are uniqued: each is checked once (at its first value).
     llvm::DenseSet<Type> seen;
     auto typeCheck = [&](Operation *op, Type t, std::string what) {
       if (seen.insert(t).second)
-        checks.push_back({op, t, std::move(what)});
+        checks.push_back({TypeDims, op, t, std::move(what)});
     };
     root->walk<WalkOrder::PreOrder>([&](Operation *op) {
       bool nested = op != root;
@@ -159,48 +110,74 @@ struct BindingChecks {
         if (nested)
           typeCheck(op, v.getType(), "result " + std::to_string(i));
       if (auto a = dyn_cast<AttentionOp>(op); a && a.getWindow())
-        checks.push_back({op, Type(), ""});
+        checks.push_back({Window, op});
       if (auto rep = nested ? dyn_cast<RepeatOp>(op) : RepeatOp()) {
-        checks.push_back({op, Type(), ""});
-        if (rep.getStep())
-          complete = false;
+        // A decode step loop's body is checked under the step's bindings.
+        bool stepLoop = bool(rep.getStep());
+        checks.push_back({stepLoop ? StepLoop : RepeatCount, op});
+        if (stepLoop)
+          return WalkResult::skip();
       }
       for (Region &region : op->getRegions())
         for (Block &block : region)
           for (auto [i, arg] : llvm::enumerate(block.getArguments()))
             typeCheck(op, arg.getType(),
                       "region argument " + std::to_string(i));
+      return WalkResult::advance();
     });
+  }
+
+  static std::shared_ptr<const BindingChecks> of(Operation *root) {
+    static const char tag = 0;
+    return memoizeDerived<BindingChecks>(&tag, root,
+                                         [&] { return BindingChecks(root); });
   }
 };
 } // namespace
 
-LogicalResult mlir::stage::verifyBindings(Operation *root,
-                                          const sym::Bindings &b) {
-  static const char tag = 0;
-  std::shared_ptr<const BindingChecks> list =
-      SymbolicCache::active()
-          ? memoizeDerived<BindingChecks>(&tag, root,
-                                          [&] { return BindingChecks(root); })
-          : nullptr;
-  if (!list || !list->complete)
-    return walkBindings(root, b);
-  for (const BindingChecks::Check &c : list->checks) {
-    if (c.type) {
+/// `list`'s checks under `b`, stopping at the first that fails: every size
+/// positive, each sliding window no longer than its keys, each repeat count
+/// not negative.
+static LogicalResult runChecks(const BindingChecks &list,
+                               const sym::Bindings &b) {
+  for (const BindingChecks::Check &c : list.checks) {
+    switch (c.kind) {
+    case BindingChecks::TypeDims:
       if (failed(checkType(c.op, c.type, c.what, b)))
         return failure();
-    } else if (auto a = dyn_cast<AttentionOp>(c.op)) {
-      if (failed(checkWindow(a, b)))
+      continue;
+    case BindingChecks::Window:
+      if (failed(checkWindow(cast<AttentionOp>(c.op), b)))
         return failure();
-    } else {
-      auto rep = cast<RepeatOp>(c.op);
-      FailureOr<int64_t> n = evaluateAt(rep.getLoc(), rep.getCount().getValue(),
-                                        b, "repeat count");
-      if (failed(n))
+      continue;
+    case BindingChecks::RepeatCount:
+    case BindingChecks::StepLoop:
+      break;
+    }
+    auto rep = cast<RepeatOp>(c.op);
+    FailureOr<int64_t> n =
+        evaluateAt(rep.getLoc(), rep.getCount().getValue(), b, "repeat count");
+    if (failed(n))
+      return failure();
+    if (*n < 0)
+      return rep.emitError("repeat count ") << *n << " is negative";
+    if (c.kind != BindingChecks::StepLoop)
+      continue;
+    // Its body's sizes at the first and the last step.
+    std::shared_ptr<const BindingChecks> body = BindingChecks::of(rep);
+    for (int64_t at : {int64_t(0), *n - 1}) {
+      if (at < 0)
+        continue;
+      sym::Bindings inner = b;
+      inner[rep.getStep()->str()] = at;
+      if (failed(runChecks(*body, inner)))
         return failure();
-      if (*n < 0)
-        return rep.emitError("repeat count ") << *n << " is negative";
     }
   }
   return success();
+}
+
+LogicalResult mlir::stage::verifyBindings(Operation *root,
+                                          const sym::Bindings &b) {
+  return runChecks(*BindingChecks::of(root), b);
 }

@@ -53,6 +53,21 @@ module attributes {stage.bindings = {L = 7, M = 2, B = 1}} {
 
 // -----
 
+// A decode step loop's body is checked at its first and its last step: a
+// context that shrinks with the step breaks only at the last (i = 4).
+module attributes {stage.bindings = {B = 1, N = 5, W = 3}} {
+  func.func @f() {
+    stage.repeat N step "i" {
+      // expected-error @+1 {{result 0 dimension 1: W - i = -1 is not a positive size}}
+      %0 = stage.input "x" : !stage.tensor<[B, W - i], bf16>
+      stage.yield
+    }
+    return
+  }
+}
+
+// -----
+
 // expected-error @+1 {{the module has no function to report on}}
 module {
 }
