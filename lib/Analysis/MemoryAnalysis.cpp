@@ -167,10 +167,10 @@ bool WorkingSet::sweep(const BlockLiveness &liveness,
   Num live(0), best(0);
   size_t nextInner = 0;
   for (const BlockLiveness::Position &at : liveness.positions) {
-    Num now = live;
+    Num born(0);
     for (uint32_t t : at.born)
-      now = now + size[t];
-    Num born = now - live;
+      born = born + size[t];
+    Num now = live + born;
     // A layer stack's body: its own working set, per iteration; what it
     // stacks for the backward is kept, what it carries is live here.
     if (at.inner)

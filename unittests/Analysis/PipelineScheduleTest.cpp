@@ -18,6 +18,12 @@ using namespace mlir::stage;
 namespace {
 
 std::vector<int64_t> stageCounts() { return {2, 3, 4, 8}; }
+std::vector<ScheduleKind> allScheduleKinds() {
+  std::vector<ScheduleKind> kinds;
+  for (uint32_t k = 0; k <= getMaxEnumValForScheduleKind(); ++k)
+    kinds.push_back(*symbolizeScheduleKind(k));
+  return kinds;
+}
 std::vector<int64_t> microBatchCounts(int64_t pp) {
   return {1, pp - 1 > 0 ? pp - 1 : 1, pp, 2 * pp + 1};
 }
@@ -302,10 +308,7 @@ TEST(PipelineSchedule, TimelineSpanIsTheReplayedSpanToTheBit) {
   std::mt19937 random(11);
   std::uniform_real_distribution<double> weight(0.1, 3.0);
   int64_t compared = 0;
-  for (ScheduleKind kind :
-       {ScheduleKind::gpipe, ScheduleKind::one_f_one_b,
-        ScheduleKind::interleaved, ScheduleKind::zb_h1, ScheduleKind::zb_v,
-        ScheduleKind::dualpipe, ScheduleKind::dualpipe_v})
+  for (ScheduleKind kind : allScheduleKinds())
     for (int64_t pp : {2, 4, 6})
       for (int64_t v : {1, 2})
         for (int64_t M : {6, 12, 25}) {
@@ -515,10 +518,7 @@ fromMoments(const StageMoments &moments, const std::map<int64_t, int64_t> &kept,
 TEST(PipelineSchedule, MomentsFindWhatAWalkOfEveryStepFinds) {
   std::mt19937_64 random(7);
   int64_t compared = 0;
-  for (ScheduleKind kind :
-       {ScheduleKind::gpipe, ScheduleKind::one_f_one_b,
-        ScheduleKind::interleaved, ScheduleKind::zb_h1, ScheduleKind::zb_v,
-        ScheduleKind::dualpipe, ScheduleKind::dualpipe_v})
+  for (ScheduleKind kind : allScheduleKinds())
     for (int64_t pp : {2, 4, 6})
       for (int64_t v : {1, 2, 3})
         for (int64_t M : {2, 6, 12, 24}) {
