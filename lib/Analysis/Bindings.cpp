@@ -9,6 +9,8 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <unordered_set>
+
 using namespace mlir;
 using namespace mlir::stage;
 
@@ -86,7 +88,7 @@ namespace {
 /// sliding window, each repeat count; a decode step loop's body is checked
 /// through its own list, at the first and the last step. Derived once while
 /// a SymbolicCache lives, so that a search checks each plan without walking
-/// the IR.
+/// the IR, and each distinct size once (the types share most of theirs).
 struct BindingChecks {
   enum Kind { TypeDims, Window, RepeatCount, StepLoop };
   struct Check {
@@ -96,13 +98,21 @@ struct BindingChecks {
     std::string what; // TypeDims
   };
   std::vector<Check> checks;
+  /// The sizes of the TypeDims checks' types, each once.
+  std::vector<sym::Expr> sizes;
 
   explicit BindingChecks(Operation *root) {
     // Types are uniqued: each is checked once (at its first value).
     llvm::DenseSet<Type> seen;
+    std::unordered_set<sym::Expr> seenSizes;
     auto typeCheck = [&](Operation *op, Type t, std::string what) {
-      if (seen.insert(t).second)
-        checks.push_back({TypeDims, op, t, std::move(what)});
+      if (!seen.insert(t).second)
+        return;
+      checks.push_back({TypeDims, op, t, std::move(what)});
+      if (auto tensor = dyn_cast<SymTensorType>(t))
+        for (unsigned d = 0; d < tensor.getRank(); ++d)
+          if (seenSizes.insert(tensor.getDim(d)).second)
+            sizes.push_back(tensor.getDim(d));
     };
     root->walk<WalkOrder::PreOrder>([&](Operation *op) {
       bool nested = op != root;
@@ -140,10 +150,15 @@ struct BindingChecks {
 /// not negative.
 static LogicalResult runChecks(const BindingChecks &list,
                                const sym::Bindings &b) {
+  // Every size positive: then no type check fails (else they say where).
+  bool sizesPositive = llvm::all_of(list.sizes, [&](const sym::Expr &e) {
+    sym::Result<int64_t> v = e.evaluate(b);
+    return v && *v > 0;
+  });
   for (const BindingChecks::Check &c : list.checks) {
     switch (c.kind) {
     case BindingChecks::TypeDims:
-      if (failed(checkType(c.op, c.type, c.what, b)))
+      if (!sizesPositive && failed(checkType(c.op, c.type, c.what, b)))
         return failure();
       continue;
     case BindingChecks::Window:

@@ -255,8 +255,8 @@ LogicalResult analyzeServing(ServeOp serve, const sym::Bindings &b,
       return failure();
     m.decodeTransient = *t;
   }
-  FailureOr<sym::Rational> held =
-      bound(serve, m.modelStates() + m.kvCache, b, "weights and KV caches");
+  FailureOr<sym::Rational> held = bound(serve, m.exprs->modelStates + m.kvCache,
+                                        b, "weights and KV caches");
   if (failed(held))
     return failure();
   bool decodeLarger = m.prefillTransient < m.decodeTransient;
@@ -268,13 +268,8 @@ LogicalResult analyzeServing(ServeOp serve, const sym::Bindings &b,
 } // namespace
 
 namespace {
-/// A rank class's model states and what each chunk keeps per micro-batch,
-/// symbolically: derived once per class while a SymbolicCache lives.
-struct ClassStates {
-  sym::Expr weights, gradients, masterWeights, optimizerMoments, parameters;
-  sym::Expr modelStates;
-  std::vector<sym::Expr> keptPerMicrobatch;
-
+/// A rank class's model states and what each chunk keeps per micro-batch.
+struct ClassStates : StageExprs {
   explicit ClassStates(const RankClass &cls) {
     for (Operation *chunk : cls.chunks) {
       Block &body = chunk->getRegion(0).front();
@@ -410,7 +405,6 @@ static FailureOr<ChunkNumbers> chunkNumbers(Operation *chunk,
   static const char tags[2] = {0, 0};
   std::shared_ptr<const ChunkExprs> exprs = memoizeDerived<ChunkExprs>(
       &tags[split], chunk, [&] { return ChunkExprs(mb, split); });
-  cm.keptPerMicrobatch = keptPerMicrobatch;
   // Per layer: what the largest layer stack keeps, over its count.
   for (const ChunkExprs::Stack &stack : exprs->stacks) {
     FailureOr<sym::Rational> all =
@@ -428,7 +422,7 @@ static FailureOr<ChunkNumbers> chunkNumbers(Operation *chunk,
   FailureOr<sym::Rational> f = ws.peak(mb.getForwardBlock(), exprs->fwdKept);
   FailureOr<sym::Rational> bw = ws.peak(mb.getBackwardBlock(), exprs->bwdGrads);
   FailureOr<sym::Rational> k =
-      bound(mb, cm.keptPerMicrobatch, b, "kept activations");
+      bound(mb, keptPerMicrobatch, b, "kept activations");
   if (failed(f) || failed(bw) || failed(k))
     return failure();
   cm.forwardTransient = *f;
@@ -636,7 +630,8 @@ static bool peakOverMoments(const StageMoments &stage, const RankClass &cls,
 /// peak are read in one walk of its chunks, in the schedule's order.
 FailureOr<std::vector<StageMemory>>
 mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
-  StepStructure step = getStepStructure(fn);
+  std::shared_ptr<const StepStructure> structure = getStepStructure(fn);
+  const StepStructure &step = *structure;
   // The schedule and its moments, once needed.
   std::optional<ScheduleShape> shape;
   std::shared_ptr<const std::vector<StageMoments>> moments;
@@ -653,11 +648,7 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
     static const char statesTag = 0;
     std::shared_ptr<const ClassStates> states = memoizeDerived<ClassStates>(
         &statesTag, cls.chunks.front(), [&] { return ClassStates(cls); });
-    m.weights = states->weights;
-    m.gradients = states->gradients;
-    m.masterWeights = states->masterWeights;
-    m.optimizerMoments = states->optimizerMoments;
-    m.parameters = states->parameters;
+    m.exprs = states;
     SmallVector<sym::Rational> kept;
     for (auto [chunk, keptPerMicrobatch] :
          llvm::zip(cls.chunks, states->keptPerMicrobatch)) {

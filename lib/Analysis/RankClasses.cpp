@@ -83,9 +83,10 @@ static StepStructure computeStepStructure(func::FuncOp fn) {
   return s;
 }
 
-StepStructure mlir::stage::getStepStructure(func::FuncOp fn) {
+std::shared_ptr<const StepStructure>
+mlir::stage::getStepStructure(func::FuncOp fn) {
   static const char tag = 0;
-  return *memoizeDerived<StepStructure>(
+  return memoizeDerived<StepStructure>(
       &tag, fn.getOperation(), [&] { return computeStepStructure(fn); });
 }
 

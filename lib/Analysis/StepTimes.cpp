@@ -304,20 +304,46 @@ FailureOr<double> mlir::stage::getPhaseFlops(Operation *root, Phase phase,
       [&] { return computePhaseFlops(root, phase, b); });
 }
 
+namespace {
+/// The step of each op under a micro-batch loop, in the walk's order:
+/// derived from the IR once per loop while a SymbolicCache lives.
+struct LoopSteps {
+  enum Step : uint8_t { Forward, InputGrad, WeightGrad };
+  std::vector<Step> steps;
+
+  explicit LoopSteps(MicrobatchesOp loop) {
+    BackwardSplit split(loop);
+    walkWithCounts(loop, [&](Operation *op, const Multiplicity &) {
+      steps.push_back(getPhase(op) == Phase::Forward ? Forward
+                      : split.isWeightGrad(op)       ? WeightGrad
+                                                     : InputGrad);
+    });
+  }
+};
+} // namespace
+
 /// One micro-batch's steps of `chunk`'s loop `loop`.
 static FailureOr<StepWeights> chunkStepTimes(MicrobatchesOp loop,
                                              const sym::Bindings &b,
                                              const DeviceModel &d) {
-  BackwardSplit split(loop);
+  static const char tag = 0;
+  std::shared_ptr<const LoopSteps> steps = memoizeDerived<LoopSteps>(
+      &tag, loop.getOperation(), [&] { return LoopSteps(loop); });
   StepWeights t{0, 0, 0};
+  size_t next = 0;
   // The loop's regions are one micro-batch's steps.
-  if (failed(walkRooflineSeconds(loop, b, d, [&](Operation *op, double sec) {
-        if (getPhase(op) == Phase::Forward)
+  if (failed(walkRooflineSeconds(loop, b, d, [&](Operation *, double sec) {
+        switch (steps->steps[next++]) {
+        case LoopSteps::Forward:
           t.forward += sec;
-        else if (split.isWeightGrad(op))
-          t.weightGrad += sec;
-        else
+          break;
+        case LoopSteps::InputGrad:
           t.inputGrad += sec;
+          break;
+        case LoopSteps::WeightGrad:
+          t.weightGrad += sec;
+          break;
+        }
       })))
     return failure();
   return t;

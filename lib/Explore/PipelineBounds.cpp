@@ -70,8 +70,8 @@ std::optional<LayerProfile> mlir::stage::explore::getLayerProfile(
       return std::nullopt;
     return d.toDouble();
   };
-  std::optional<double> states = perLayer(m.modelStates());
-  std::optional<double> kept = perLayer(m.chunks.front().keptPerMicrobatch);
+  std::optional<double> states = perLayer(m.exprs->modelStates);
+  std::optional<double> kept = perLayer(m.exprs->keptPerMicrobatch.front());
   if (!states || !kept)
     return std::nullopt;
   LayerProfile layer{*states, *kept};
@@ -124,7 +124,8 @@ void PipelineLayers::splitAll(const std::vector<Plan> &plans,
     copy->walk([&](func::FuncOp fn) {
       if (fn.getBody().front().getOps<PipelineOp>().empty())
         return;
-      StepStructure s = getStepStructure(fn);
+      std::shared_ptr<const StepStructure> structure = getStepStructure(fn);
+      const StepStructure &s = *structure;
       split.virtualStages = s.virtualStages;
       for (const RankClass &cls : s.classes)
         for (auto [id, range] : llvm::zip(cls.chunkIds, cls.layers)) {

@@ -317,9 +317,10 @@ static bool searchStep(ModuleOp model, const SearchRequest &r,
     {
       FirstError error;
       auto planStart = Clock::now();
+      // The first plan's evaluation also derives what the cache keeps: its
+      // time too, should it not fit (later plans skip that).
       e = report::estimateStep(**step, planBindings(*stepBindings, p), r.device,
-                               r.device.memoryCapacity);
-      // The first plan's evaluation also derives what the cache keeps.
+                               n == 0 ? 0.0 : r.device.memoryCapacity);
       if (n == 0)
         out.firstPlanSeconds += secondsSince(planStart);
       why = error.message;

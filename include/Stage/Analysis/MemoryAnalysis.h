@@ -18,16 +18,17 @@
 
 #include "Stage/Analysis/RankClasses.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace mlir::stage {
 
 struct ChunkMemory {
-  /// Bytes one micro-batch keeps from its forward for its backward.
-  sym::Expr keptPerMicrobatch;
-  /// Of which per layer of the layer stack keeping the most per layer (0
-  /// without one); bound, since a stack's count may be a sum (`L - Ld`).
+  /// Of what one micro-batch keeps from its forward for its backward
+  /// (StageExprs::keptPerMicrobatch), the bytes per layer of the layer stack
+  /// keeping the most per layer (0 without one); bound, since a stack's count
+  /// may be a sum (`L - Ld`).
   sym::Rational keptPerLayer;
   /// The largest working set of a forward / backward step beyond what is
   /// kept, the states and the step's inputs.
@@ -39,15 +40,23 @@ struct ChunkMemory {
   sym::Rational keptForWeights, heldForWeights;
 };
 
-struct StageMemory {
-  int64_t stage = 0;
+/// A rank class's memory as expressions: derived from the IR once per class
+/// while a SymbolicCache lives (a search evaluates them for many plans).
+struct StageExprs {
   sym::Expr weights, gradients, masterWeights, optimizerMoments;
   /// The elements of the weights (`kind "weight"`) the rank holds.
   sym::Expr parameters;
-  sym::Expr modelStates() const {
-    return weights + gradients + masterWeights + optimizerMoments;
-  }
-  /// The same under the bindings analyzed (training programs).
+  /// weights + gradients + master weights + optimizer moments.
+  sym::Expr modelStates;
+  /// Per chunk: the bytes one micro-batch keeps from its forward for its
+  /// backward.
+  std::vector<sym::Expr> keptPerMicrobatch;
+};
+
+struct StageMemory {
+  int64_t stage = 0;
+  std::shared_ptr<const StageExprs> exprs;
+  /// The states under the bindings analyzed (training programs).
   struct Values {
     sym::Rational weights, gradients, masterWeights, optimizerMoments,
         modelStates, parameters;

@@ -41,8 +41,9 @@ struct StepStructure {
   bool serving = false;
 };
 
-/// The rank classes of `fn`, one per physical pipeline stage.
-StepStructure getStepStructure(func::FuncOp fn);
+/// The rank classes of `fn`, one per physical pipeline stage: found once
+/// while a SymbolicCache lives (a search evaluates many plans on one step).
+std::shared_ptr<const StepStructure> getStepStructure(func::FuncOp fn);
 
 /// The first chunk of `chunk`'s function whose body is the same IR as
 /// `chunk`'s but for the peers and channels of its sends and receives

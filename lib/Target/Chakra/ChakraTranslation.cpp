@@ -130,7 +130,8 @@ static LogicalResult checkTraceSize(ModuleOp module, const sym::Bindings &b,
   double largest = 0;
   std::string why;
   module.walk([&](func::FuncOp fn) {
-    for (const RankClass &cls : getStepStructure(fn).classes) {
+    std::shared_ptr<const StepStructure> structure = getStepStructure(fn);
+    for (const RankClass &cls : structure->classes) {
       double ops = 0;
       for (Operation *chunk : cls.chunks)
         walkWithCounts(chunk, [&](Operation *op, const Multiplicity &n) {

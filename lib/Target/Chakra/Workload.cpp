@@ -223,7 +223,8 @@ mlir::stage::chakra::buildWorkload(ModuleOp module, const sym::Bindings &b,
     return failure();
 
   int64_t pp = w.ppAxis >= 0 ? w.degrees[w.ppAxis] : 1;
-  StepStructure step = getStepStructure(*fn);
+  std::shared_ptr<const StepStructure> structure = getStepStructure(*fn);
+  const StepStructure &step = *structure;
   auto pipes = fn->getBody().front().getOps<PipelineOp>();
   if (!pipes.empty() && step.stages != pp)
     return (*pipes.begin()).emitOpError("has ")

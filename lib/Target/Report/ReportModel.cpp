@@ -204,7 +204,7 @@ FailureOr<Report> mlir::stage::report::buildReport(ModuleOp module,
       job.gpus *= d;
     }
     job.ranksPerStage = job.gpus / std::max<int64_t>(1, job.degree("pp"));
-    job.serving = getStepStructure(step).serving;
+    job.serving = getStepStructure(step)->serving;
     report.job = job;
     // The whole model: every degree 1 turns local shapes into global ones.
     sym::Substitution whole;
@@ -229,6 +229,7 @@ FailureOr<Report> mlir::stage::report::buildReport(ModuleOp module,
     // The same device's memory is the limit to warn at.
     for (const StageReport &s : report.stages)
       if (const Quantity *peak = s.find("memory")->find("peak");
+          !request.numbersOnly &&
           peak->value.toDouble() > device.memoryCapacity)
         report.warnings.push_back(
             "stage " + std::to_string(s.stage) + " peaks at " +

@@ -144,9 +144,9 @@ struct Report {
 struct ReportRequest {
   /// The roofline of the time estimates and the memory capacity to warn at.
   std::optional<DeviceModel> device;
-  /// Only what a plan search reads (StepEstimate.h): no model parameter,
-  /// per-rank FLOPs or communication sections, and of the memory section
-  /// the model states, the peak and the parameters; every number built is
+  /// Only what a plan search reads (StepEstimate.h): of each stage the
+  /// memory section's model states, peak and parameters; of the job its
+  /// time section; no other section and no warning. Every number built is
   /// built as always.
   bool numbersOnly = false;
   /// Numbers only: when a stage's peak (rounded up to a byte) is above this

@@ -93,7 +93,8 @@ FailureOr<Section> jobFlopsSection(func::FuncOp fn, const sym::Bindings &b,
 LogicalResult mlir::stage::report::buildServingReports(
     func::FuncOp fn, const sym::Bindings &b, bool numbersOnly,
     const DeviceModel &device, Report &report) {
-  StepStructure step = getStepStructure(fn);
+  std::shared_ptr<const StepStructure> structure = getStepStructure(fn);
+  const StepStructure &step = *structure;
   FailureOr<std::vector<StageMemory>> memory = analyzeMemory(fn, b);
   if (failed(memory))
     return failure();
@@ -143,12 +144,12 @@ LogicalResult mlir::stage::report::buildServingReports(
     decodeGroupStep.push_back(N ? t.of(Phase::Decode) / double(N * *M) : 0);
 
     SectionBuilder m(fn, b, "memory", "Memory per rank (bytes)");
-    m.add("weights", "weights", "B", mem.weights);
+    m.add("weights", "weights", "B", mem.exprs->weights);
     if (numbersOnly) {
       // A search reads the weights, the peak and the times: no symbolic
       // FLOPs, traffic or communication (most of a plan's evaluation).
       m.addValue("peak", "peak", "B", mem.peak);
-      m.add("parameters", "parameters held", "", mem.parameters);
+      m.add("parameters", "parameters held", "", mem.exprs->parameters);
       FailureOr<Section> sec = m.take();
       if (failed(sec))
         return failure();
@@ -175,7 +176,7 @@ LogicalResult mlir::stage::report::buildServingReports(
     m.addValue("decode_transient", "largest decode-step working set", "B",
                mem.decodeTransient);
     m.addValue("peak", "peak", "B", mem.peak);
-    m.add("parameters", "parameters held", "", mem.parameters);
+    m.add("parameters", "parameters held", "", mem.exprs->parameters);
     m.addValue("max_batch",
                "largest batch B that fits " + device.name + " (requests)", "",
                sym::Rational(maxBatch));

@@ -53,15 +53,14 @@ FailureOr<Section> memorySection(func::FuncOp fn, const sym::Bindings &b,
       m.add(key, label, unit, e);
   };
   const StageMemory::Values &v = mem.values;
-  states("weights", "weights", "B", mem.weights, v.weights);
-  states("gradients", "gradients", "B", mem.gradients, v.gradients);
-  states("master_weights", "fp32 master weights", "B", mem.masterWeights,
+  const StageExprs &exprs = *mem.exprs;
+  states("weights", "weights", "B", exprs.weights, v.weights);
+  states("gradients", "gradients", "B", exprs.gradients, v.gradients);
+  states("master_weights", "fp32 master weights", "B", exprs.masterWeights,
          v.masterWeights);
-  states("optimizer_moments", "optimizer moments", "B", mem.optimizerMoments,
+  states("optimizer_moments", "optimizer moments", "B", exprs.optimizerMoments,
          v.optimizerMoments);
-  // (The states' sum built only for the report.)
-  states("model_states", "model states", "B",
-         numbersOnly ? sym::Expr() : mem.modelStates(), v.modelStates);
+  states("model_states", "model states", "B", exprs.modelStates, v.modelStates);
   if (numbersOnly) {
     m.addValue("peak", "peak", "B", mem.peak);
     m.addValue("parameters", "parameters held", "", v.parameters);
@@ -69,8 +68,9 @@ FailureOr<Section> memorySection(func::FuncOp fn, const sym::Bindings &b,
   }
   sym::Expr perMicrobatch;
   sym::Rational perLayer(0), fwdTransient(0), bwdTransient(0);
+  for (const sym::Expr &kept : exprs.keptPerMicrobatch)
+    perMicrobatch += kept;
   for (const ChunkMemory &c : mem.chunks) {
-    perMicrobatch += c.keptPerMicrobatch;
     if (perLayer < c.keptPerLayer)
       perLayer = c.keptPerLayer;
     if (fwdTransient < c.forwardTransient)
@@ -93,7 +93,7 @@ FailureOr<Section> memorySection(func::FuncOp fn, const sym::Bindings &b,
   m.addValue("optimizer_transient", "optimizer-phase working set", "B",
              mem.optimizerTransient);
   m.addValue("peak", "peak", "B", mem.peak);
-  m.add("parameters", "parameters held", "", mem.parameters);
+  m.add("parameters", "parameters held", "", exprs.parameters);
   return m.take();
 }
 
@@ -113,6 +113,56 @@ FailureOr<StageReport> memoryReport(func::FuncOp fn, const sym::Bindings &b,
   return sr;
 }
 
+/// A rank class's FLOPs, communication and traffic sections (the full
+/// report's), added to `sr`; its FLOPs and traffic over every rank of its
+/// stage are added to the job's.
+LogicalResult addCostSections(func::FuncOp fn, const sym::Bindings &b,
+                              ArrayRef<Operation *> chunkOps,
+                              const sym::Expr &ranksPerStage, StageReport &sr,
+                              PhaseCosts &jobCosts,
+                              std::vector<CommVolume> &jobTraffic) {
+  SectionBuilder f(fn, b, "flops", "FLOPs per rank and iteration");
+  PhaseCosts total;
+  for (Operation *chunk : chunkOps) {
+    PhaseCosts pc = getPhaseCosts(chunk);
+    for (unsigned i = 0; i < kNumPhases; ++i)
+      total.phases[i] += pc.phases[i];
+    total.attentionKernelRecomputeFlops += pc.attentionKernelRecomputeFlops;
+  }
+  addFlopRows(f, total, sym::Expr(1));
+  for (unsigned i = 0; i < kNumPhases; ++i)
+    jobCosts.phases[i] += total.phases[i].scaled(ranksPerStage);
+  jobCosts.attentionKernelRecomputeFlops +=
+      ranksPerStage * total.attentionKernelRecomputeFlops;
+
+  SectionBuilder c(fn, b, "communication",
+                   "Communication per rank and iteration (message bytes)");
+  SectionBuilder s(fn, b, "traffic",
+                   "Bytes sent per rank and iteration (ring algorithms)");
+  for (const CommVolume &v : getCommVolumes(chunkOps)) {
+    c.add(commKey(v), commLabel(v), "B", v.messageBytes);
+    if (v.kind == "recv")
+      continue;
+    s.add(commKey(v), commLabel(v), "B", v.sentBytes);
+    auto it = llvm::find_if(jobTraffic, [&](const CommVolume &o) {
+      return o.kind == v.kind && o.axes == v.axes;
+    });
+    if (it == jobTraffic.end()) {
+      jobTraffic.push_back(v);
+      jobTraffic.back().sentBytes = sym::Expr();
+      it = std::prev(jobTraffic.end());
+    }
+    it->sentBytes += ranksPerStage * v.sentBytes;
+  }
+  for (SectionBuilder *sb : {&f, &c, &s}) {
+    FailureOr<Section> sec = sb->take();
+    if (failed(sec))
+      return failure();
+    sr.sections.push_back(std::move(*sec));
+  }
+  return success();
+}
+
 } // namespace
 
 /// One function: every section of every stage's report reads the same walk
@@ -120,7 +170,8 @@ FailureOr<StageReport> memoryReport(func::FuncOp fn, const sym::Bindings &b,
 LogicalResult mlir::stage::report::buildStageReports(
     func::FuncOp fn, const sym::Bindings &b, const DeviceModel &device,
     const ReportRequest &request, Report &report) {
-  StepStructure step = getStepStructure(fn);
+  std::shared_ptr<const StepStructure> structure = getStepStructure(fn);
+  const StepStructure &step = *structure;
   FailureOr<std::vector<StageMemory>> memory = analyzeMemory(fn, b);
   if (failed(memory))
     return failure();
@@ -158,6 +209,9 @@ LogicalResult mlir::stage::report::buildStageReports(
   OverlapKinds overlap = getOverlap(fn->getParentOfType<ModuleOp>());
   PhaseCosts jobCosts;
   std::vector<CommVolume> jobTraffic;
+  sym::Result<sym::Rational> ranks = ranksPerStage.evaluateRational(b);
+  if (!ranks)
+    return fn.emitError("ranks per stage: ") << ranks.error();
   for (auto [cls, mem] : llvm::zip(step.classes, *memory)) {
     FailureOr<StageReport> started = memoryReport(fn, b, cls, mem, numbersOnly);
     if (failed(started))
@@ -165,56 +219,19 @@ LogicalResult mlir::stage::report::buildStageReports(
     StageReport &sr = *started;
 
     SmallVector<Operation *> chunkOps(cls.chunks.begin(), cls.chunks.end());
-    SectionBuilder f(fn, b, "flops", "FLOPs per rank and iteration");
     if (numbersOnly) {
       // Only the job's forward FLOPs (for MFU), numerically.
-      sym::Result<sym::Rational> ranks = ranksPerStage.evaluateRational(b);
-      if (!ranks)
-        return fn.emitError("ranks per stage: ") << ranks.error();
       for (Operation *chunk : chunkOps) {
         FailureOr<double> flops = getPhaseFlops(chunk, Phase::Forward, b);
         if (failed(flops))
           return failure();
         report.jobForwardFlops += ranks->toDouble() * *flops;
       }
-    } else {
-      PhaseCosts total;
-      for (Operation *chunk : chunkOps) {
-        PhaseCosts pc = getPhaseCosts(chunk);
-        for (unsigned i = 0; i < kNumPhases; ++i)
-          total.phases[i] += pc.phases[i];
-        total.attentionKernelRecomputeFlops += pc.attentionKernelRecomputeFlops;
-      }
-      addFlopRows(f, total, sym::Expr(1));
-      for (unsigned i = 0; i < kNumPhases; ++i)
-        jobCosts.phases[i] += total.phases[i].scaled(ranksPerStage);
-      jobCosts.attentionKernelRecomputeFlops +=
-          ranksPerStage * total.attentionKernelRecomputeFlops;
+    } else if (failed(addCostSections(fn, b, chunkOps, ranksPerStage, sr,
+                                      jobCosts, jobTraffic))) {
+      return failure();
     }
 
-    SectionBuilder c(fn, b, "communication",
-                     "Communication per rank and iteration (message bytes)");
-    SectionBuilder s(fn, b, "traffic",
-                     "Bytes sent per rank and iteration (ring algorithms)");
-    for (const CommVolume &v :
-         numbersOnly ? std::vector<CommVolume>() : getCommVolumes(chunkOps)) {
-      c.add(commKey(v), commLabel(v), "B", v.messageBytes);
-      if (v.kind == "recv")
-        continue;
-      s.add(commKey(v), commLabel(v), "B", v.sentBytes);
-      auto it = llvm::find_if(jobTraffic, [&](const CommVolume &o) {
-        return o.kind == v.kind && o.axes == v.axes;
-      });
-      if (it == jobTraffic.end()) {
-        jobTraffic.push_back(v);
-        jobTraffic.back().sentBytes = sym::Expr();
-        it = std::prev(jobTraffic.end());
-      }
-      it->sentBytes += ranksPerStage * v.sentBytes;
-    }
-
-    SectionBuilder tm(fn, b, "time",
-                      "Roofline time per rank and iteration (" + device.name + ")");
     PhaseTimes stageTimes;
     double hidden = 0, exposedReductions = 0;
     for (auto [op, id] : llvm::zip(chunkOps, cls.chunkIds)) {
@@ -259,18 +276,20 @@ LogicalResult mlir::stage::report::buildStageReports(
       }
     }
     slowestReductions = std::max(slowestReductions, exposedReductions);
-    double computeAll = 0, commAll = 0;
-    for (unsigned i = 0; i < kNumPhases; ++i) {
-      computeAll += stageTimes.compute[i];
-      commAll += stageTimes.comm[i];
-    }
-    tm.addSeconds("compute", "compute", computeAll);
-    tm.addSeconds("communication", "communication", commAll);
-    tm.addSeconds("hidden", "of which overlapped with compute", hidden);
     slowestOptimizer = std::max(slowestOptimizer, stageTimes.of(Phase::Optimizer));
-
-    for (SectionBuilder *sb : {&f, &c, &s, &tm}) {
-      FailureOr<Section> sec = sb->take();
+    if (!numbersOnly) {
+      SectionBuilder tm(fn, b, "time",
+                        "Roofline time per rank and iteration (" + device.name +
+                            ")");
+      double computeAll = 0, commAll = 0;
+      for (unsigned i = 0; i < kNumPhases; ++i) {
+        computeAll += stageTimes.compute[i];
+        commAll += stageTimes.comm[i];
+      }
+      tm.addSeconds("compute", "compute", computeAll);
+      tm.addSeconds("communication", "communication", commAll);
+      tm.addSeconds("hidden", "of which overlapped with compute", hidden);
+      FailureOr<Section> sec = tm.take();
       if (failed(sec))
         return failure();
       sr.sections.push_back(std::move(*sec));
@@ -331,30 +350,40 @@ LogicalResult mlir::stage::report::buildStageReports(
                    : getBubbleFraction(*shape);
   double iteration = end + slowestReductions + slowestOptimizer;
   p.afterSchedule = slowestReductions + slowestOptimizer;
+  // (A search's estimate has no time sections.)
   for (StageReport &sr : report.stages) {
-    Section &time = sr.sections.back();
+    if (numbersOnly)
+      break;
     SectionBuilder extra(fn, b, "", "");
     extra.addSeconds("iteration", "iteration (schedule + optimizer)", iteration);
     FailureOr<Section> sec = extra.take();
     if (failed(sec))
       return failure();
-    time.rows.push_back(sec->rows.front());
+    sr.sections.back().rows.push_back(sec->rows.front());
   }
   report.pipeline = std::move(p);
 
-  // The whole job: every rank of every stage.
+  // The whole job: every rank of every stage (a search's estimate reads its
+  // time alone).
   std::string all = "the whole job (all " + std::to_string(job.gpus) + " GPUs)";
-  SectionBuilder jf(fn, b, "job_flops", "FLOPs per iteration, " + all);
-  if (!numbersOnly)
+  if (!numbersOnly) {
+    SectionBuilder jf(fn, b, "job_flops", "FLOPs per iteration, " + all);
     addFlopRows(jf, jobCosts, sym::Expr(1));
-  SectionBuilder jt(fn, b, "job_traffic",
-                    "Bytes sent per iteration, " + all + ", ring algorithms");
-  sym::Expr sent;
-  for (const CommVolume &v : jobTraffic) {
-    jt.add(commKey(v), commLabel(v), "B", v.sentBytes);
-    sent += v.sentBytes;
+    SectionBuilder jt(fn, b, "job_traffic",
+                      "Bytes sent per iteration, " + all + ", ring algorithms");
+    sym::Expr sent;
+    for (const CommVolume &v : jobTraffic) {
+      jt.add(commKey(v), commLabel(v), "B", v.sentBytes);
+      sent += v.sentBytes;
+    }
+    jt.add("total", "total bytes sent", "B", sent);
+    for (SectionBuilder *sb : {&jf, &jt}) {
+      FailureOr<Section> sec = sb->take();
+      if (failed(sec))
+        return failure();
+      report.totals.push_back(std::move(*sec));
+    }
   }
-  jt.add("total", "total bytes sent", "B", sent);
   SectionBuilder jtime(fn, b, "job_time",
                        "Time per iteration, " + all + " (roofline, " +
                            device.name + ")");
@@ -374,11 +403,9 @@ LogicalResult mlir::stage::report::buildStageReports(
     jtime.addValue("tokens_per_second", "tokens per second", "tokens/s",
                    sym::Rational(int64_t(std::llround(tokens / iteration))));
   }
-  for (SectionBuilder *sb : {&jf, &jt, &jtime}) {
-    FailureOr<Section> sec = sb->take();
-    if (failed(sec))
-      return failure();
-    report.totals.push_back(std::move(*sec));
-  }
+  FailureOr<Section> sec = jtime.take();
+  if (failed(sec))
+    return failure();
+  report.totals.push_back(std::move(*sec));
   return success();
 }

@@ -72,11 +72,12 @@ mlir::stage::report::estimateStagesWork(ModuleOp module, const sym::Bindings &b,
   for (auto fn : module.getOps<func::FuncOp>())
     if (isTrainingStep(module, fn))
       step = fn;
-  StepStructure structure = step ? getStepStructure(step) : StepStructure();
-  if (!step || structure.serving)
+  std::shared_ptr<const StepStructure> structure =
+      step ? getStepStructure(step) : nullptr;
+  if (!structure || structure->serving)
     return module.emitError("expected a partitioned training step");
   StagesWork work;
-  for (const RankClass &cls : structure.classes)
+  for (const RankClass &cls : structure->classes)
     for (Operation *chunk : cls.chunks) {
       FailureOr<PhaseTimes> t = phaseTimes(chunk, b, device);
       if (failed(t))
