@@ -80,6 +80,23 @@ SymbolicCache::SymbolicCache() : previous(activeCache) { activeCache = this; }
 SymbolicCache::~SymbolicCache() { activeCache = previous; }
 SymbolicCache *SymbolicCache::active() { return activeCache; }
 
+SymbolicCache::Evaluation::Evaluation(const sym::Bindings &b)
+    : cache(activeCache) {
+  if (!cache)
+    return;
+  previousBindings = cache->evaluating;
+  previousNumber = cache->evaluation;
+  cache->evaluating = &b;
+  cache->evaluation = ++cache->evaluations;
+}
+
+SymbolicCache::Evaluation::~Evaluation() {
+  if (!cache)
+    return;
+  cache->evaluating = previousBindings;
+  cache->evaluation = previousNumber;
+}
+
 Cost mlir::stage::getOpCost(CostOpInterface op) {
   return memoizeSymbolic(&SymbolicCache::costs, op,
                          [&] { return op.getCost(); });

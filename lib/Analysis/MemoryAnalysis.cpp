@@ -632,8 +632,9 @@ FailureOr<std::vector<StageMemory>>
 mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
   std::shared_ptr<const StepStructure> structure = getStepStructure(fn);
   const StepStructure &step = *structure;
-  // The schedule and its moments, once needed.
+  // The schedule, its orders and their moments, once needed.
   std::optional<ScheduleShape> shape;
+  std::shared_ptr<const StageOrders> orders;
   std::shared_ptr<const std::vector<StageMoments>> moments;
   std::vector<StageMemory> out;
   out.reserve(step.classes.size());
@@ -721,14 +722,21 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
           m.peak = statesBytes + cm.forwardTransient;
           m.peakAt = "forward";
         }
-    } else if (!orderDependsOnWeights(*shape) ||
-               !walkOrder((*getStageSchedules(*shape))[cls.stage], cls,
-                          statesBytes, kept, m)) {
-      if (!moments)
-        moments = getScheduleMoments(*shape);
-      const StageMoments &stage = (*moments)[cls.stage];
-      if (!peakOverMoments<Bytes>(stage, cls, statesBytes, kept, m))
-        peakOverMoments<sym::Rational>(stage, cls, statesBytes, kept, m);
+    } else {
+      // Orders planned from this plan's step times serve it alone: walked.
+      bool walked = false;
+      if (orderDependsOnWeights(*shape)) {
+        if (!orders)
+          orders = getStageSchedules(*shape);
+        walked = walkOrder((*orders)[cls.stage], cls, statesBytes, kept, m);
+      }
+      if (!walked) {
+        if (!moments)
+          moments = getScheduleMoments(*shape);
+        const StageMoments &stage = (*moments)[cls.stage];
+        if (!peakOverMoments<Bytes>(stage, cls, statesBytes, kept, m))
+          peakOverMoments<sym::Rational>(stage, cls, statesBytes, kept, m);
+      }
     }
     out.push_back(std::move(m));
   }

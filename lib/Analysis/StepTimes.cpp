@@ -374,9 +374,9 @@ mlir::stage::getStepTimes(func::FuncOp fn, const StepStructure &s,
   return times;
 }
 
-FailureOr<ScheduleShape> mlir::stage::getScheduleShape(func::FuncOp fn,
-                                                       const StepStructure &s,
-                                                       const sym::Bindings &b) {
+static FailureOr<ScheduleShape> computeScheduleShape(func::FuncOp fn,
+                                                     const StepStructure &s,
+                                                     const sym::Bindings &b) {
   ScheduleShape shape{s.kind, s.stages, s.virtualStages, 1};
   sym::Result<int64_t> M = s.microBatches.evaluate(b);
   if (!M)
@@ -390,4 +390,14 @@ FailureOr<ScheduleShape> mlir::stage::getScheduleShape(func::FuncOp fn,
     shape.weights = std::move(*times);
   }
   return shape;
+}
+
+FailureOr<ScheduleShape> mlir::stage::getScheduleShape(func::FuncOp fn,
+                                                       const StepStructure &s,
+                                                       const sym::Bindings &b) {
+  // A plan's memory and its report both ask.
+  static const char tag = 0;
+  return memoizeEvaluated<ScheduleShape>(&tag, fn.getOperation(), "", b, [&] {
+    return computeScheduleShape(fn, s, b);
+  });
 }

@@ -102,6 +102,9 @@ public:
   /// object and a variant (a device): the last bindings and their value.
   struct Evaluated {
     std::string variant;
+    /// Kept under the bindings of the Evaluation numbered `evaluation`, or
+    /// (0) under `bindings`.
+    uint64_t evaluation = 0;
     sym::Bindings bindings;
     std::shared_ptr<void> value;
   };
@@ -111,8 +114,30 @@ public:
   /// The symbols of the expressions compiled while the cache lives.
   sym::SymbolSlots slots;
 
+  /// While alive, names the bindings one report is built under with a
+  /// number of its own: what memoizeEvaluated keeps under them is found
+  /// again by that number instead of comparing and copying the bindings (a
+  /// search's plan asks for hundreds of numbers under one set). The
+  /// bindings must not change while it lives.
+  class Evaluation {
+  public:
+    explicit Evaluation(const sym::Bindings &b);
+    ~Evaluation();
+    Evaluation(const Evaluation &) = delete;
+    Evaluation &operator=(const Evaluation &) = delete;
+
+  private:
+    SymbolicCache *cache;
+    const sym::Bindings *previousBindings = nullptr;
+    uint64_t previousNumber = 0;
+  };
+  /// The innermost live Evaluation's bindings and number (none: 0).
+  const sym::Bindings *evaluating = nullptr;
+  uint64_t evaluation = 0;
+
 private:
   SymbolicCache *previous;
+  uint64_t evaluations = 0;
 };
 
 /// `compute()`, kept in `cache` under `key` when a SymbolicCache is alive
@@ -183,8 +208,11 @@ FailureOr<T> memoizeEvaluated(const void *tag, const void *from,
           return e.variant == variant;
         }));
   };
+  bool underEvaluation = &b == active->evaluating;
   auto [kept, it] = find();
-  if (it != kept->end() && it->bindings == b)
+  if (it != kept->end() &&
+      (it->evaluation ? underEvaluation && it->evaluation == active->evaluation
+                      : it->bindings == b))
     return *std::static_pointer_cast<const T>(it->value);
   FailureOr<T> value = compute();
   if (failed(value))
@@ -192,7 +220,10 @@ FailureOr<T> memoizeEvaluated(const void *tag, const void *from,
   // Looked up again: compute() may have evaluated more.
   std::tie(kept, it) = find();
   if (it == kept->end())
-    it = kept->insert(kept->end(), {variant.str(), b, nullptr});
+    it = kept->insert(kept->end(), {variant.str(), 0, {}, nullptr});
+  it->evaluation = underEvaluation ? active->evaluation : 0;
+  if (underEvaluation)
+    it->bindings.clear();
   else
     it->bindings = b;
   it->value = std::make_shared<T>(*value);

@@ -175,6 +175,7 @@ FailureOr<Report> mlir::stage::report::buildReport(ModuleOp module,
                                                    const ReportRequest &request) {
   if (failed(verifyBindings(module, b)))
     return failure();
+  SymbolicCache::Evaluation evaluating(b);
   Report report;
   report.bindings = b;
   report.device = request.device;

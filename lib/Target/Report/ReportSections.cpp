@@ -194,3 +194,14 @@ FailureOr<PhaseTimes> mlir::stage::report::phaseTimes(Operation *chunk,
       &tag, getTwinChunk(chunk), d.timingKey(), b,
       [&] { return computePhaseTimes(chunk, b, d); });
 }
+
+PhaseCosts mlir::stage::report::sumPhaseCosts(ArrayRef<Operation *> chunks) {
+  PhaseCosts total;
+  for (Operation *chunk : chunks) {
+    PhaseCosts pc = getPhaseCosts(chunk);
+    for (unsigned i = 0; i < kNumPhases; ++i)
+      total.phases[i] += pc.phases[i];
+    total.attentionKernelRecomputeFlops += pc.attentionKernelRecomputeFlops;
+  }
+  return total;
+}

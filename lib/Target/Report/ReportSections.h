@@ -91,6 +91,9 @@ struct PhaseTimes {
 FailureOr<PhaseTimes> phaseTimes(Operation *chunk, const sym::Bindings &b,
                                  const DeviceModel &d);
 
+/// The phase costs of a rank class's chunks, summed.
+PhaseCosts sumPhaseCosts(ArrayRef<Operation *> chunks);
+
 } // namespace mlir::stage::report
 
 #endif // STAGE_LIB_TARGET_REPORT_REPORTSECTIONS_H

@@ -189,12 +189,7 @@ LogicalResult mlir::stage::report::buildServingReports(
     SmallVector<Operation *> chunkOps(cls.chunks.begin(), cls.chunks.end());
     SectionBuilder f(fn, b, "flops", "FLOPs per rank");
     SectionBuilder by(fn, b, "bytes", "Memory traffic per rank (bytes)");
-    PhaseCosts total;
-    for (Operation *chunk : chunkOps) {
-      PhaseCosts pc = getPhaseCosts(chunk);
-      for (unsigned i = 0; i < kNumPhases; ++i)
-        total.phases[i] += pc.phases[i];
-    }
+    PhaseCosts total = sumPhaseCosts(chunkOps);
     sym::Expr all, contraction;
     for (Phase p : kServingPhases) {
       f.add(getPhaseName(p), std::string(getPhaseName(p)) + " FLOPs", "FLOP",

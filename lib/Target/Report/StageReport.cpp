@@ -122,13 +122,7 @@ LogicalResult addCostSections(func::FuncOp fn, const sym::Bindings &b,
                               PhaseCosts &jobCosts,
                               std::vector<CommVolume> &jobTraffic) {
   SectionBuilder f(fn, b, "flops", "FLOPs per rank and iteration");
-  PhaseCosts total;
-  for (Operation *chunk : chunkOps) {
-    PhaseCosts pc = getPhaseCosts(chunk);
-    for (unsigned i = 0; i < kNumPhases; ++i)
-      total.phases[i] += pc.phases[i];
-    total.attentionKernelRecomputeFlops += pc.attentionKernelRecomputeFlops;
-  }
+  PhaseCosts total = sumPhaseCosts(chunkOps);
   addFlopRows(f, total, sym::Expr(1));
   for (unsigned i = 0; i < kNumPhases; ++i)
     jobCosts.phases[i] += total.phases[i].scaled(ranksPerStage);

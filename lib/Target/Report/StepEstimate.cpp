@@ -5,6 +5,7 @@
 #include "ReportModel.h"
 #include "ReportSections.h"
 
+#include "Stage/Analysis/CostAnalysis.h"
 #include "Stage/Analysis/RankClasses.h"
 
 using namespace mlir;
@@ -76,6 +77,7 @@ mlir::stage::report::estimateStagesWork(ModuleOp module, const sym::Bindings &b,
       step ? getStepStructure(step) : nullptr;
   if (!structure || structure->serving)
     return module.emitError("expected a partitioned training step");
+  SymbolicCache::Evaluation evaluating(b);
   StagesWork work;
   for (const RankClass &cls : structure->classes)
     for (Operation *chunk : cls.chunks) {
