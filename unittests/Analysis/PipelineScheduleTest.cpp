@@ -43,13 +43,17 @@ void expectComplete(const ScheduleShape &s) {
     std::set<std::tuple<StepKind, int64_t, int64_t>> seen;
     for (const PipelineStep &st : steps) {
       EXPECT_EQ(getPhysicalStage(s.kind, s.stages, st.chunk), p);
-      if (!split)
+      // (Braces: the macros expand to an if and an else.)
+      if (!split) {
         EXPECT_TRUE(st.isForward() || st.kind == StepKind::Backward);
+      }
       EXPECT_TRUE(seen.insert({st.kind, st.chunk, st.microbatch}).second);
-      if (!st.isForward())
+      if (!st.isForward()) {
         EXPECT_TRUE(seen.count({StepKind::Forward, st.chunk, st.microbatch}));
-      if (st.kind == StepKind::WeightGrad)
+      }
+      if (st.kind == StepKind::WeightGrad) {
         EXPECT_TRUE(seen.count({StepKind::InputGrad, st.chunk, st.microbatch}));
+      }
     }
     // Each chunk of the stage and micro-batch: a forward, and one whole
     // backward or both halves.
@@ -286,8 +290,9 @@ TEST(PipelineSchedule, ListScheduleTimesAndAbandonsItsOrders) {
           EXPECT_EQ(listSchedule(s, rule, orders, whole.end / 4).status,
                     ListOutcome::Abandoned);
         }
-        if (allTimed)
+        if (allTimed) {
           EXPECT_EQ(chosen->end, least) << "pp=" << pp << " M=" << M;
+        }
       }
   // Both kinds were met.
   EXPECT_GT(timedRules, 0);
