@@ -344,16 +344,16 @@ LogicalResult mlir::stage::report::buildStageReports(
                    : getBubbleFraction(*shape);
   double iteration = end + slowestReductions + slowestOptimizer;
   p.afterSchedule = slowestReductions + slowestOptimizer;
-  // (A search's estimate has no time sections.)
-  for (StageReport &sr : report.stages) {
-    if (numbersOnly)
-      break;
+  // Each stage's time section ends with the iteration (a search's estimate
+  // has no time sections).
+  if (!numbersOnly) {
     SectionBuilder extra(fn, b, "", "");
     extra.addSeconds("iteration", "iteration (schedule + optimizer)", iteration);
     FailureOr<Section> sec = extra.take();
     if (failed(sec))
       return failure();
-    sr.sections.back().rows.push_back(sec->rows.front());
+    for (StageReport &sr : report.stages)
+      sr.sections.back().rows.push_back(sec->rows.front());
   }
   report.pipeline = std::move(p);
 
