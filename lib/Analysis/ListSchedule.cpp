@@ -2,7 +2,9 @@
 //
 // A search plans ZB-V for every plan it evaluates (three rules each), up to
 // hundreds of thousands of steps: the state is flat arrays, kept between
-// calls on a thread, and a rank's pick is a few comparisons.
+// calls on a thread, a rank's pick is one lookup in a table of the rule
+// with few branches (what a free rank may run is unpredictable), and a step
+// is logged as one number; only the orders of the rule kept are built.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,90 +12,133 @@
 
 #include "llvm/ADT/bit.h"
 
+#include <array>
 #include <limits>
 
 using namespace mlir;
 using namespace mlir::stage;
 
 namespace {
+enum Kind { Forward = 0, InputGrad = 1, WeightGrad = 2 };
+/// The rule as a table: per set of ready steps (bit 2 kind + i for kind
+/// `kind` of the rank's chunk i: 0 the later, 1 the earlier), the one to
+/// run (2 kind + i), or -1.
+using RuleTable = std::array<int8_t, 64>;
+RuleTable getRuleTable(Preference pref);
+
 class ListScheduler {
 public:
-  ListScheduler(const ScheduleShape &s, Preference pref, StageOrders &orders);
+  ListScheduler(const ScheduleShape &s, Preference pref, StartedSteps &log);
+  /// Continues from where another rule's schedule parted from this one's.
+  void resume(const ListPoint &from);
+  /// Records in `at` where this schedule first parts from `other`'s.
+  void watch(Preference other, ListPoint *at) {
+    watched.push_back({getRuleTable(other), at});
+  }
   ListOutcome run(double abandonAfter);
 
 private:
-  enum Kind { Forward, InputGrad, WeightGrad };
-  void lookAt(int64_t p) { toLook[size_t(p / 64)] |= uint64_t(1) << (p % 64); }
-  /// (Micro-batch major: a pick reads neighbouring chunks' ends of one
-  /// micro-batch.)
-  size_t at(int64_t c, int64_t m) const { return size_t(m * chunks + c); }
-  bool inputGradReady(int64_t c) const {
-    int64_t m = nextB[c];
-    return m < M && forwardDone[at(c, m)] <= t &&
-           (c == chunks - 1 || inputDone[at(c + 1, m)] <= t);
+  /// Rank p's chunks: the later one, 2 pp - 1 - p (index 0), and the
+  /// earlier, p (index 1).
+  int64_t chunkOf(int64_t p, int which) const {
+    return which ? p : 2 * pp - 1 - p;
   }
-  bool forwardReady(int64_t p, int64_t c) const {
-    int64_t m = nextF[c];
-    return (stalled || inFlight[p] < limit) && m < M &&
-           (c == 0 || forwardDone[at(c - 1, m)] <= t);
-  }
-  /// Rank p's pick at t: the kind and chunk, or false.
-  bool pick(int64_t p, Kind &kind, int64_t &chunk) const;
-  void start(int64_t p, Kind kind, int64_t c);
+  /// Where (micro-batch m, chunk c)'s end is kept: column 0 stands for
+  /// chunk -1, column 2 pp + 1 for chunk 2 pp.
+  size_t at(int64_t m, int64_t c) const { return size_t(m * columns + c + 1); }
+  /// Rank p, free at t, starts what the rule picks of its ready steps.
+  void look(int64_t p);
+  void start(int64_t p, int choice);
+  void pushEnd(double time, int64_t chunk);
+  void save(ListPoint &at, int ready) const;
 
-  Preference pref;
-  int64_t pp, v, chunks, M, limit;
-  /// Per chunk: its forward's, input gradient's and weight gradient's
-  /// durations, kept positive so that time advances.
+  int64_t pp, chunks, M, columns, limit;
+  RuleTable rule;
+  /// Other rules, and where this schedule first parts from theirs.
+  SmallVector<std::pair<RuleTable, ListPoint *>, 2> watched;
+  /// Per chunk and kind (at 3 chunk + kind), the step's duration, kept
+  /// positive so that time advances, and the next micro-batch to run.
   std::vector<double> durations;
-  std::vector<int64_t> stageOf;
-  /// Rank p's chunks at [p v, p v + v), the later first.
-  std::vector<int64_t> chunksOf;
-  std::vector<int64_t> nextF, nextB, nextW, inFlight;
-  /// End of each (chunk, micro-batch)'s forward and input gradient once
-  /// started, else infinity: scratch of the thread, reused by its calls.
-  std::vector<double> &forwardDone, &inputDone;
-  std::vector<double> free;
-  /// Per rank, the weights of the steps it has yet to start, and the most
-  /// any rank's steps so far and the rest of its work come to (a bound of
-  /// the end while the steps take their weights).
-  std::vector<double> workLeft;
+  std::vector<int64_t> next;
+  /// Per rank, when it is free (rank pp, which stands for no rank, never
+  /// is), its forwards in flight, and the weights of the steps it has yet
+  /// to start.
+  std::vector<double> free, workLeft;
+  std::vector<int64_t> inFlight;
+  /// Per chunk, the ranks that may pick something new when one of its steps
+  /// ends (what the steps wait for): its neighbours' and its own.
+  std::vector<std::array<int64_t, 3>> watchers;
+  /// The end of each (micro-batch, chunk)'s forward and input gradient
+  /// once started, else infinity (`at`): every forward of chunk -1 and
+  /// input gradient of chunk 2 pp is done, and a row past the last
+  /// micro-batch pads the reads. Scratch of the thread, reused by its
+  /// calls; a weight gradient's end is written to the third, never read.
+  std::vector<double> &forwardDone, &inputDone, &weightDone;
+  std::array<double *, 3> doneOf;
+  /// The most any rank's steps so far and the rest of its work come to (a
+  /// bound of the end while the steps take their weights).
   double endBound = 0;
   /// Whether every step took its weight (no step was lengthened, no
   /// forward exceeded the limit).
   bool asWeighed = true;
-  /// The ranks to look at, as bits, so that they come in rank order.
-  std::vector<uint64_t> toLook;
-  /// The ends of the steps running with their chunks, at most one per
-  /// rank, a binary heap by end: the ends at one time are all popped before
-  /// a rank picks, and only mark ranks, so their order does not matter
-  /// (written out: std::priority_queue builds each pair on the stack and
-  /// stalls reading it back).
-  struct End {
-    double time;
-    int64_t chunk;
-  };
-  std::vector<End> ends;
-  void pushEnd(double time, int64_t chunk);
-  End popEnd();
-  double t = 0;
   bool stalled = false;
+  /// The ends of the running steps with their chunks, sorted in a ring: a
+  /// new end lands near the latest, so few move to place it (three or four
+  /// in a search's) and the earliest leaves at once. At most one per rank,
+  /// and one more per rank that picks before its own end at the same time
+  /// has left.
+  using End = ListPoint::End;
+  std::vector<End> ends;
+  size_t head = 0, count = 0, mask;
+  double t = 0;
   int64_t remaining;
-  StageOrders &orders;
+  StartedSteps &log;
+  uint32_t *logged;
 };
 } // namespace
 
+namespace {
+RuleTable getRuleTable(Preference pref) {
+  // Input gradients (the later chunk's first, or the earlier's) and
+  // forwards (the later chunk's first) in the order the rule says, then
+  // weight gradients (the later chunk's first).
+  int firstInput = pref.earlierInputGrad ? 1 : 0;
+  std::array<int, 2> inputs = {2 * InputGrad + firstInput,
+                               2 * InputGrad + 1 - firstInput};
+  std::array<int, 2> forwards = {2 * Forward, 2 * Forward + 1};
+  std::array<int, 2> first = pref.forwardFirst ? forwards : inputs;
+  std::array<int, 2> second = pref.forwardFirst ? inputs : forwards;
+  std::array<int, 6> order = {first[0],  first[1],       second[0],
+                              second[1], 2 * WeightGrad, 2 * WeightGrad + 1};
+  RuleTable rule;
+  for (int ready = 0; ready < 64; ++ready) {
+    rule[ready] = -1;
+    for (int o : order)
+      if (ready >> o & 1) {
+        rule[ready] = int8_t(o);
+        break;
+      }
+  }
+  return rule;
+}
+} // namespace
+
+bool mlir::stage::picksAlike(Preference a, Preference b, const ListPoint &at) {
+  return getRuleTable(a)[size_t(at.ready)] == getRuleTable(b)[size_t(at.ready)];
+}
+
 static std::vector<double> &scratch(int which) {
-  static thread_local std::vector<double> arrays[2];
+  static thread_local std::vector<double> arrays[3];
   return arrays[which];
 }
 
 ListScheduler::ListScheduler(const ScheduleShape &s, Preference pref,
-                             StageOrders &orders)
-    : pref(pref), pp(s.stages), v(s.virtualStages),
-      chunks(s.stages * s.virtualStages), M(s.microBatches),
-      limit(s.stages * s.virtualStages), forwardDone(scratch(0)),
-      inputDone(scratch(1)), remaining(3 * chunks * M), orders(orders) {
+                             StartedSteps &log)
+    : pp(s.stages), chunks(2 * s.stages), M(s.microBatches),
+      columns(chunks + 2), limit(chunks), rule(getRuleTable(pref)),
+      forwardDone(scratch(0)), inputDone(scratch(1)), weightDone(scratch(2)),
+      mask(llvm::bit_ceil(size_t(2 * pp)) - 1), remaining(3 * chunks * M),
+      log(log) {
   std::vector<StepWeights> weights =
       s.weights.empty() ? std::vector<StepWeights>(size_t(chunks)) : s.weights;
   double largest = 0;
@@ -105,181 +150,204 @@ ListScheduler::ListScheduler(const ScheduleShape &s, Preference pref,
       asWeighed = asWeighed && d >= least;
       durations.push_back(std::max(d, least));
     }
-  for (int64_t c = 0; c < chunks; ++c)
-    stageOf.push_back(getPhysicalStage(s.kind, pp, c));
-  chunksOf.assign(size_t(chunks), 0);
-  std::vector<int64_t> placed(size_t(pp), 0);
-  for (int64_t c = chunks - 1; c >= 0; --c)
-    chunksOf[size_t(stageOf[c] * v + placed[stageOf[c]]++)] = c;
-  nextF.assign(size_t(chunks), 0);
-  nextB.assign(size_t(chunks), 0);
-  nextW.assign(size_t(chunks), 0);
-  inFlight.assign(size_t(pp), 0);
-  const double never = std::numeric_limits<double>::infinity();
-  forwardDone.assign(size_t(chunks * M), never);
-  inputDone.assign(size_t(chunks * M), never);
-  free.assign(size_t(pp), 0);
+  next.assign(size_t(3 * chunks), 0);
+  free.assign(size_t(pp + 1), 0);
+  free[pp] = std::numeric_limits<double>::infinity();
   workLeft.assign(size_t(pp), 0);
-  for (int64_t c = 0; c < chunks; ++c)
+  inFlight.assign(size_t(pp), 0);
+  auto rankOf = [&](int64_t c) {
+    return c < 0 || c >= chunks ? pp : getPhysicalStage(s.kind, pp, c);
+  };
+  for (int64_t c = 0; c < chunks; ++c) {
     for (int k = 0; k < 3; ++k)
-      workLeft[size_t(stageOf[c])] += double(M) * durations[size_t(3 * c + k)];
-  toLook.assign(size_t((pp + 63) / 64), 0);
-  orders.resize(size_t(pp));
-  for (std::vector<PipelineStep> &o : orders) {
-    o.clear();
-    o.reserve(size_t(3 * v * M));
+      workLeft[size_t(rankOf(c))] += double(M) * durations[size_t(3 * c + k)];
+    watchers.push_back({rankOf(c - 1), rankOf(c), rankOf(c + 1)});
   }
+  const double never = std::numeric_limits<double>::infinity();
+  size_t cells = size_t(columns * (M + 1));
+  forwardDone.assign(cells, never);
+  inputDone.assign(cells, never);
+  if (weightDone.size() < cells)
+    weightDone.resize(cells);
+  for (int64_t m = 0; m <= M; ++m) {
+    forwardDone[at(m, -1)] = -never;
+    inputDone[at(m, chunks)] = -never;
+  }
+  doneOf = {forwardDone.data(), inputDone.data(), weightDone.data()};
+  ends.assign(mask + 1, End{0, 0});
+  log.resize(size_t(remaining));
+  logged = log.data();
 }
 
-bool ListScheduler::pick(int64_t p, Kind &kind, int64_t &chunk) const {
-  const int64_t *mine = &chunksOf[size_t(p * v)];
-  auto firstInputGrad = [&] {
-    for (int64_t i = 0; i < v; ++i) {
-      int64_t c = mine[pref.earlierInputGrad ? v - 1 - i : i];
-      if (inputGradReady(c)) {
-        kind = InputGrad;
-        chunk = c;
-        return true;
-      }
-    }
-    return false;
-  };
-  auto firstForward = [&] {
-    for (int64_t i = 0; i < v; ++i)
-      if (forwardReady(p, mine[i])) {
-        kind = Forward;
-        chunk = mine[i];
-        return true;
-      }
-    return false;
-  };
-  if (pref.forwardFirst ? firstForward() || firstInputGrad()
-                        : firstInputGrad() || firstForward())
-    return true;
-  for (int64_t i = 0; i < v; ++i)
-    if (nextW[mine[i]] < nextB[mine[i]]) {
-      kind = WeightGrad;
-      chunk = mine[i];
-      return true;
-    }
-  return false;
+void ListScheduler::look(int64_t p) {
+  // What is ready, computed whole (no branch on each test): a forward while
+  // fewer than the limit are in flight, once the previous chunk's forward
+  // of its micro-batch ended; an input gradient once its forward and the
+  // next chunk's input gradient ended; a weight gradient once its input
+  // gradient started (on this rank: ended).
+  bool room = stalled || inFlight[p] < limit;
+  int ready = 0;
+  for (int i = 0; i < 2; ++i) {
+    int64_t c = chunkOf(p, i);
+    const int64_t *n = &next[size_t(3 * c)];
+    int64_t f = n[Forward], b = n[InputGrad];
+    ready |= int(room & (f < M) & (forwardDone[at(f, c - 1)] <= t))
+             << (2 * Forward + i);
+    ready |= int((b < M) & (forwardDone[at(b, c)] <= t) &
+                 (inputDone[at(b, c + 1)] <= t))
+             << (2 * InputGrad + i);
+    ready |= int(n[WeightGrad] < b) << (2 * WeightGrad + i);
+  }
+  int choice = rule[size_t(ready)];
+  if (choice < 0)
+    return;
+  for (auto &[other, at] : watched)
+    if (!at->reached && other[size_t(ready)] != choice)
+      save(*at, ready);
+  asWeighed = asWeighed && !stalled;
+  stalled = false;
+  start(p, choice);
 }
 
-void ListScheduler::start(int64_t p, Kind kind, int64_t c) {
-  double end = t + durations[size_t(3 * c + kind)];
-  // Written in place (a step built aside stalls on being copied in).
-  PipelineStep &step = orders[p].emplace_back();
-  step.chunk = c;
-  switch (kind) {
-  case Forward:
-    forwardDone[at(c, nextF[c])] = end;
-    step.kind = StepKind::Forward;
-    step.microbatch = nextF[c]++;
-    ++inFlight[p];
-    break;
-  case InputGrad:
-    inputDone[at(c, nextB[c])] = end;
-    step.kind = StepKind::InputGrad;
-    step.microbatch = nextB[c]++;
-    break;
-  case WeightGrad:
-    step.kind = StepKind::WeightGrad;
-    step.microbatch = nextW[c]++;
-    --inFlight[p];
-    break;
-  }
+void ListScheduler::start(int64_t p, int choice) {
+  int kind = choice / 2;
+  int64_t c = chunkOf(p, choice % 2);
+  size_t step = size_t(3 * c + kind);
+  double duration = durations[step], end = t + duration;
+  doneOf[size_t(kind)][at(next[step]++, c)] = end;
+  inFlight[p] += int64_t(kind == Forward) - int64_t(kind == WeightGrad);
+  *logged++ = uint32_t(4 * c + kind);
   free[p] = end;
-  workLeft[p] -= durations[size_t(3 * c + kind)];
+  workLeft[p] -= duration;
   endBound = std::max(endBound, end + workLeft[p]);
   pushEnd(end, c);
   --remaining;
 }
 
-void ListScheduler::pushEnd(double time, int64_t chunk) {
-  size_t i = ends.size();
-  ends.emplace_back();
-  for (; i > 0 && time < ends[(i - 1) / 2].time; i = (i - 1) / 2)
-    ends[i] = ends[(i - 1) / 2];
-  ends[i].time = time;
-  ends[i].chunk = chunk;
+void ListScheduler::save(ListPoint &at, int ready) const {
+  at.reached = true;
+  at.ready = ready;
+  at.next = next;
+  at.inFlight = inFlight;
+  at.free = free;
+  at.workLeft = workLeft;
+  at.forwardDone = forwardDone;
+  at.inputDone = inputDone;
+  at.ends = ends;
+  at.head = head;
+  at.count = count;
+  at.t = t;
+  at.endBound = endBound;
+  at.asWeighed = asWeighed;
+  at.stalled = stalled;
+  at.remaining = remaining;
+  at.started.assign(log.data(), logged);
 }
 
-ListScheduler::End ListScheduler::popEnd() {
-  // Bottom-up: the hole at the top goes down to a leaf along the lesser
-  // children (picked without a branch), then the last end rises from it.
-  End top = ends.front(), last = ends.back();
-  ends.pop_back();
-  size_t n = ends.size(), i = 0;
-  if (n == 0)
-    return top;
-  for (size_t child = 1; child + 1 < n; child = 2 * i + 1) {
-    child += size_t(ends[child + 1].time < ends[child].time);
-    ends[i] = ends[child];
-    i = child;
-  }
-  if (2 * i + 1 < n) {
-    ends[i] = ends[2 * i + 1];
-    i = 2 * i + 1;
-  }
-  for (; i > 0 && last.time < ends[(i - 1) / 2].time; i = (i - 1) / 2)
-    ends[i] = ends[(i - 1) / 2];
-  ends[i] = last;
-  return top;
+void ListScheduler::resume(const ListPoint &from) {
+  next = from.next;
+  inFlight = from.inFlight;
+  free = from.free;
+  workLeft = from.workLeft;
+  forwardDone = from.forwardDone;
+  inputDone = from.inputDone;
+  ends = from.ends;
+  head = from.head;
+  count = from.count;
+  t = from.t;
+  endBound = from.endBound;
+  asWeighed = from.asWeighed;
+  stalled = from.stalled;
+  remaining = from.remaining;
+  logged = std::copy(from.started.begin(), from.started.end(), log.data());
+}
+
+void ListScheduler::pushEnd(double time, int64_t chunk) {
+  size_t i = count++;
+  for (; i > 0 && time < ends[(head + i - 1) & mask].time; --i)
+    ends[(head + i) & mask] = ends[(head + i - 1) & mask];
+  ends[(head + i) & mask] = {time, chunk};
 }
 
 ListOutcome ListScheduler::run(double abandonAfter) {
+  // At the start, or where another rule's schedule parted from this one's
+  // (in the middle of its ends at t): every free rank, in rank order, as
+  // the stalled look does.
   for (int64_t p = 0; p < pp; ++p)
-    lookAt(p);
+    if (free[p] <= t)
+      look(p);
   // A rank can pick something new only when a step of one of its chunks or
-  // of their neighbours ends (what the steps wait for), or when the
-  // schedule stalls: only those ranks are looked at, in rank order, which
-  // picks what looking at every rank at every end would.
-  while (remaining) {
-    for (size_t word = 0; word < toLook.size(); ++word)
-      for (uint64_t bits = toLook[word]; bits; bits &= bits - 1) {
-        int64_t p = int64_t(word * 64) + llvm::countr_zero(bits);
-        toLook[word] &= ~(uint64_t(1) << (p % 64));
-        // A rank busy past t is looked at when its step ends.
-        if (free[p] > t)
-          continue;
-        Kind kind;
-        int64_t c;
-        if (pick(p, kind, c)) {
-          asWeighed = asWeighed && !stalled;
-          stalled = false;
-          start(p, kind, c);
-        }
-      }
+  // of their neighbours ends, or when the schedule stalls: only those ranks
+  // are looked at. What a rank may run at t depends only on the ends of the
+  // steps started (all before t), so the ranks are looked at as the ends
+  // at t leave, which picks what looking at every rank at every end would;
+  // only when stalled, where the first pick lifts the limit for the rest,
+  // is the order kept (rank order).
+  while (true) {
     // (Sums of the weights in another order than the timeline's: a
     // margin far above their rounding.)
     if (asWeighed && endBound > abandonAfter * (1 + 1e-9))
       return {ListOutcome::Abandoned};
     if (!remaining)
       break;
-    if (ends.empty()) {
+    if (!count) {
       if (stalled)
         return {}; // cannot happen: an input gradient or forward is ready
       stalled = true;
       for (int64_t p = 0; p < pp; ++p)
-        lookAt(p);
+        if (free[p] <= t)
+          look(p);
       continue;
     }
-    t = ends.front().time;
-    while (!ends.empty() && ends.front().time == t) {
-      int64_t c = popEnd().chunk;
-      for (int64_t n : {c - 1, c, c + 1})
-        if (n >= 0 && n < chunks)
-          lookAt(stageOf[n]);
-    }
+    t = ends[head].time;
+    do {
+      int64_t c = ends[head].chunk;
+      head = (head + 1) & mask;
+      --count;
+      for (int64_t q : watchers[size_t(c)])
+        if (free[q] <= t)
+          look(q);
+    } while (count && ends[head].time == t);
   }
   ListOutcome planned{ListOutcome::Planned, asWeighed, 0};
-  for (double f : free)
-    planned.end = std::max(planned.end, f);
+  for (int64_t p = 0; p < pp; ++p)
+    planned.end = std::max(planned.end, free[p]);
   return planned;
 }
 
-ListOutcome mlir::stage::listSchedule(const ScheduleShape &s, Preference pref,
-                                      StageOrders &orders,
-                                      double abandonAfter) {
-  return ListScheduler(s, pref, orders).run(abandonAfter);
+ListOutcome mlir::stage::listSchedule(
+    const ScheduleShape &s, Preference pref, StartedSteps &started,
+    double abandonAfter, const ListPoint *from,
+    ArrayRef<std::pair<Preference, ListPoint *>> partings) {
+  if (s.kind != ScheduleKind::zb_v || !checkSchedule(s).empty())
+    return {};
+  ListScheduler scheduler(s, pref, started);
+  if (from)
+    scheduler.resume(*from);
+  for (auto [other, at] : partings)
+    scheduler.watch(other, at);
+  return scheduler.run(abandonAfter);
+}
+
+StageOrders mlir::stage::getListOrders(const ScheduleShape &s,
+                                       const StartedSteps &started) {
+  static const StepKind kinds[] = {StepKind::Forward, StepKind::InputGrad,
+                                   StepKind::WeightGrad};
+  int64_t chunks = 2 * s.stages;
+  std::vector<int64_t> stageOf;
+  for (int64_t c = 0; c < chunks; ++c)
+    stageOf.push_back(getPhysicalStage(s.kind, s.stages, c));
+  // Each rank runs three steps of each of its two chunks per micro-batch.
+  StageOrders orders(size_t(s.stages));
+  for (std::vector<PipelineStep> &o : orders)
+    o.reserve(size_t(6 * s.microBatches));
+  std::vector<int64_t> next(size_t(4 * chunks), 0);
+  for (uint32_t step : started) {
+    int64_t c = step / 4;
+    PipelineStep &added = orders[size_t(stageOf[c])].emplace_back();
+    added.kind = kinds[step % 4];
+    added.chunk = c;
+    added.microbatch = next[step]++;
+  }
+  return orders;
 }

@@ -9,6 +9,7 @@
 
 #include "Stage/Analysis/PipelineSchedule.h"
 
+#include <cstdint>
 #include <limits>
 
 namespace mlir::stage {
@@ -30,6 +31,35 @@ struct ListOutcome {
   double end = 0;
 };
 
+/// The steps a list schedule started, in the order it started them, each as
+/// 4 chunk + kind (0 forward, 1 input gradient, 2 weight gradient): the
+/// orders of the rules a plan does not keep are never built.
+using StartedSteps = std::vector<uint32_t>;
+
+/// Where a list schedule stood when it first picked otherwise than another
+/// rule would have: that rule's schedule is the same up to there, and
+/// resumes from it (rules part after a sixth to a quarter of the steps in
+/// a search's). The scheduler's state before that pick.
+struct ListPoint {
+  bool reached = false;
+  /// The ready steps of the rank picking (ListSchedule.cpp's bits).
+  int ready = 0;
+  std::vector<int64_t> next, inFlight;
+  std::vector<double> free, workLeft, forwardDone, inputDone;
+  struct End {
+    double time;
+    int64_t chunk;
+  };
+  std::vector<End> ends;
+  size_t head = 0, count = 0;
+  double t = 0, endBound = 0;
+  bool asWeighed = true, stalled = false;
+  int64_t remaining = 0;
+  StartedSteps started;
+};
+/// Whether rules `a` and `b` pick the same at `at`.
+bool picksAlike(Preference a, Preference b, const ListPoint &at);
+
 /// ZB-V (Qi et al. 2024, section 6): two chunks per rank in a V, planned as
 /// the paper's heuristic does, by list scheduling with the steps' costs:
 /// whenever a rank is free it runs a ready input gradient or forward (the
@@ -41,13 +71,21 @@ struct ListOutcome {
 /// make them; a model's, whose middle chunks are alike, have not in the
 /// searches measured), a forward may exceed the limit. Deterministic in the
 /// weights (a step takes at least 1e-9 of the longest, so that time advances).
-/// Fills `orders` (keeping the memory its vectors have); Abandoned as soon as
-/// the orders' timeline is sure to end after `abandonAfter` (a rank's steps so
+/// Fills `started` (keeping the memory it has); Abandoned as soon as the
+/// orders' timeline is sure to end after `abandonAfter` (a rank's steps so
 /// far and the rest of its work, while the steps take their weights), Stuck if
-/// the schedule cannot go on (never).
+/// the schedule cannot go on (never) or the shape is not ZB-V's. Resumes
+/// from `from` (reached for `pref`) if given; fills, for each of `partings`
+/// (another rule, a point), the point where this schedule first parts from
+/// that rule's.
 ListOutcome
-listSchedule(const ScheduleShape &s, Preference pref, StageOrders &orders,
-             double abandonAfter = std::numeric_limits<double>::infinity());
+listSchedule(const ScheduleShape &s, Preference pref, StartedSteps &started,
+             double abandonAfter = std::numeric_limits<double>::infinity(),
+             const ListPoint *from = nullptr,
+             ArrayRef<std::pair<Preference, ListPoint *>> partings = {});
+
+/// Per physical stage, the steps of a planned list schedule, in order.
+StageOrders getListOrders(const ScheduleShape &s, const StartedSteps &started);
 
 } // namespace mlir::stage
 

@@ -489,7 +489,30 @@ static bool walkOrder(ArrayRef<PipelineStep> order, const RankClass &cls,
   if (!whole(statesBytes, states) || !whole(m.peak, peak) ||
       !sizes.read(m, kept))
     return false;
-  SmallVector<int64_t> wholeCount(n, 0), awaiting(n, 0);
+  // Per chunk and kind of step, what it adds to the kept bytes (and
+  // micro-batches in flight) before and after it runs, and what it holds
+  // while it runs besides them: a forward's activations are there while it
+  // runs; a backward's until it ends.
+  struct Effect {
+    Bytes before = 0, running = 0, after = 0;
+    int64_t inFlightBefore = 0, inFlightAfter = 0;
+  };
+  constexpr size_t kinds = 4;
+  SmallVector<Effect> effects(n * kinds);
+  for (size_t c = 0; c < n; ++c) {
+    auto effect = [&](StepKind k) -> Effect & {
+      return effects[c * kinds + size_t(k)];
+    };
+    effect(StepKind::Forward) = {sizes.perMicrobatch[c], states + sizes.fwd[c],
+                                 0, 1, 0};
+    effect(StepKind::InputGrad) = {0, states + sizes.bwd[c],
+                                   sizes.forWeights[c] - sizes.perMicrobatch[c],
+                                   0, 0};
+    effect(StepKind::WeightGrad) = {0, states + sizes.bwd[c],
+                                    -sizes.forWeights[c], 0, -1};
+    effect(StepKind::Backward) = {0, states + sizes.bwd[c],
+                                  -sizes.perMicrobatch[c], 0, -1};
+  }
   Bytes live = 0, peakLive = 0;
   int64_t inFlight = 0, peakInFlight = 0;
   const PipelineStep *peakAt = nullptr;
@@ -497,31 +520,20 @@ static bool walkOrder(ArrayRef<PipelineStep> order, const RankClass &cls,
     size_t c = llvm::find(cls.chunkIds, st.chunk) - cls.chunkIds.begin();
     if (c == n)
       return false;
-    // A forward's activations are there while it runs; a backward's until
-    // it ends.
-    if (st.isForward()) {
-      ++wholeCount[c];
-      ++inFlight;
-      live += sizes.perMicrobatch[c];
-    }
+    const Effect &e = effects[c * kinds + size_t(st.kind)];
+    live += e.before;
+    inFlight += e.inFlightBefore;
     if (peakLive < live) {
       peakLive = live;
       peakInFlight = inFlight;
     }
-    Bytes now = states + live + (st.isForward() ? sizes.fwd[c] : sizes.bwd[c]);
+    Bytes now = live + e.running;
     if (peak < now) {
       peak = now;
       peakAt = &st;
     }
-    if (st.kind == StepKind::InputGrad) {
-      live += sizes.forWeights[c] - sizes.perMicrobatch[c];
-    } else if (st.kind == StepKind::WeightGrad) {
-      live -= sizes.forWeights[c];
-      --inFlight;
-    } else if (st.kind == StepKind::Backward) {
-      live -= sizes.perMicrobatch[c];
-      --inFlight;
-    }
+    live += e.after;
+    inFlight += e.inFlightAfter;
   }
   if (!fits(peakLive) || !fits(peak))
     return false;

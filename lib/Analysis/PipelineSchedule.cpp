@@ -5,6 +5,7 @@
 #include "Stage/Analysis/CostAnalysis.h"
 
 #include "ListSchedule.h"
+#include "ScheduleReplay.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -258,8 +259,18 @@ static std::vector<PipelineStep> stageOrder(const ScheduleShape &s, int64_t p) {
   return steps;
 }
 
+namespace {
+/// A schedule's orders, with ZB-V's replay compiled from its list
+/// schedule (other orders' are compiled when first replayed: a search asks
+/// for many only for their memory).
+struct PlannedOrders {
+  StageOrders orders;
+  std::optional<ReplayProgram> replay;
+};
+} // namespace
+
+static PlannedOrders plan(const ScheduleShape &s, const StartedSteps &started);
 static std::optional<ScheduleSpan> replay(const ScheduleShape &s,
-                                          const StageOrders &orders,
                                           ArrayRef<StepWeights> times,
                                           Timeline *record = nullptr);
 
@@ -274,44 +285,66 @@ static std::vector<StepWeights> weightsOrUnit(const ScheduleShape &s) {
 /// the shape's weights (the first on a tie). No rule wins everywhere: input
 /// gradients first suit equal steps, forwards first long input gradients.
 /// A rule's end is the scheduler's own where its timeline is the replay's;
-/// a rule sure to end after the best so far is abandoned.
-static std::vector<std::vector<PipelineStep>>
-zeroBubbleV(const ScheduleShape &s) {
-  // The rules' orders are planned into the thread's buffers, which keep
-  // their memory from plan to plan; only the best is copied out.
-  static thread_local StageOrders candidate, best;
+/// a rule sure to end after the best so far is abandoned. A later rule
+/// resumes from where it parts from the schedule it follows (the first
+/// rule's, or the second rule's if it parts from the first rule's where the
+/// second does, the same way), and is not planned at all if it never does:
+/// its plan would be that one's, no better.
+static PlannedOrders zeroBubbleV(const ScheduleShape &s) {
+  // The rules' steps are logged into the thread's buffers, which keep
+  // their memory from plan to plan; only the best one's orders are built.
+  static thread_local StartedSteps candidate, best;
+  static thread_local ListPoint parting[3];
+  const Preference rules[] = {{false, true}, {true, true}, {true, false}};
+  for (ListPoint &point : parting)
+    point.reached = false;
   bool found = false;
   double bestEnd = 0;
   std::vector<StepWeights> times = weightsOrUnit(s);
-  for (Preference pref : {Preference{false, true}, Preference{true, true},
-                          Preference{true, false}}) {
+  for (size_t i = 0; i < 3; ++i) {
+    if (i > 0 && !parting[i].reached)
+      continue;
+    // The later rules whose schedule is this one's so far.
+    SmallVector<std::pair<Preference, ListPoint *>, 2> partings;
+    if (i == 0) {
+      partings = {{rules[1], &parting[1]}, {rules[2], &parting[2]}};
+    } else if (i == 1 && parting[2].reached &&
+               parting[2].started.size() == parting[1].started.size() &&
+               picksAlike(rules[1], rules[2], parting[1])) {
+      parting[2].reached = false;
+      partings = {{rules[2], &parting[2]}};
+    }
     ListOutcome planned =
-        listSchedule(s, pref, candidate,
-                     found ? bestEnd : std::numeric_limits<double>::infinity());
+        listSchedule(s, rules[i], candidate,
+                     found ? bestEnd : std::numeric_limits<double>::infinity(),
+                     i > 0 ? &parting[i] : nullptr, partings);
     if (planned.status != ListOutcome::Planned)
       continue;
-    std::optional<double> end = planned.end;
+    double end = planned.end;
     if (!planned.timed) {
-      std::optional<ScheduleSpan> t = replay(s, candidate, times);
-      end = t ? std::optional<double>(t->end) : std::nullopt;
+      PlannedOrders orders = plan(s, candidate);
+      std::optional<ScheduleSpan> t =
+          runReplay(*orders.replay, times, &orders.orders);
+      if (!t)
+        continue;
+      end = t->end;
     }
-    if (end && (!found || *end < bestEnd)) {
-      bestEnd = *end;
+    if (!found || end < bestEnd) {
+      bestEnd = end;
       found = true;
       std::swap(best, candidate);
     }
   }
-  return found ? best : StageOrders();
+  return found ? plan(s, best) : PlannedOrders();
 }
 
-static std::vector<std::vector<PipelineStep>>
-computeStageSchedules(const ScheduleShape &s) {
+static PlannedOrders computeStageSchedules(const ScheduleShape &s) {
   if (s.kind == ScheduleKind::zb_v)
     return zeroBubbleV(s);
-  std::vector<std::vector<PipelineStep>> orders;
+  PlannedOrders planned;
   for (int64_t p = 0; p < s.stages; ++p)
-    orders.push_back(stageOrder(s, p));
-  return orders;
+    planned.orders.push_back(stageOrder(s, p));
+  return planned;
 }
 
 bool mlir::stage::orderDependsOnWeights(const ScheduleShape &s) {
@@ -329,12 +362,18 @@ static std::string getOrdersKey(const ScheduleShape &s) {
   return key;
 }
 
-std::shared_ptr<const StageOrders>
-mlir::stage::getStageSchedules(const ScheduleShape &s) {
+static std::shared_ptr<const PlannedOrders>
+getPlannedOrders(const ScheduleShape &s) {
   // A search asks for the same shapes again (the memory walk and the
   // timeline of one plan, plans that differ in other degrees).
-  return memoizeByKey<StageOrders>("schedule " + getOrdersKey(s),
-                                   [&] { return computeStageSchedules(s); });
+  return memoizeByKey<PlannedOrders>("schedule " + getOrdersKey(s),
+                                     [&] { return computeStageSchedules(s); });
+}
+
+std::shared_ptr<const StageOrders>
+mlir::stage::getStageSchedules(const ScheduleShape &s) {
+  std::shared_ptr<const PlannedOrders> planned = getPlannedOrders(s);
+  return {planned, &planned->orders};
 }
 
 /// Whether `a`'s counts are each at least `b`'s.
@@ -478,7 +517,7 @@ mlir::stage::simulateTimeline(const ScheduleShape &s,
   if (int64_t(times.size()) != s.stages * s.virtualStages)
     return std::nullopt;
   Timeline timeline;
-  if (!replay(s, *getStageSchedules(s), times, &timeline))
+  if (!replay(s, times, &timeline))
     return std::nullopt;
   return timeline;
 }
@@ -487,7 +526,7 @@ std::optional<ScheduleSpan>
 mlir::stage::simulateSpan(const ScheduleShape &s, ArrayRef<StepWeights> times) {
   if (int64_t(times.size()) != s.stages * s.virtualStages)
     return std::nullopt;
-  return replay(s, *getStageSchedules(s), times);
+  return replay(s, times);
 }
 
 ScheduleSpan mlir::stage::getSpan(const Timeline &timeline) {
@@ -504,143 +543,35 @@ ScheduleSpan mlir::stage::getSpan(const Timeline &timeline) {
   return span;
 }
 
-static std::optional<ScheduleSpan> replay(const ScheduleShape &s,
-                                          const StageOrders &orders,
-                                          ArrayRef<StepWeights> times,
-                                          Timeline *record) {
-  int64_t pp = s.stages;
-  if (int64_t(orders.size()) != pp)
+static PlannedOrders plan(const ScheduleShape &s, const StartedSteps &started) {
+  PlannedOrders planned;
+  planned.orders = getListOrders(s, started);
+  planned.replay = compileListReplay(s, started);
+  return planned;
+}
+
+static std::optional<ScheduleSpan>
+replay(const ScheduleShape &s, ArrayRef<StepWeights> times, Timeline *record) {
+  std::shared_ptr<const PlannedOrders> planned = getPlannedOrders(s);
+  if (planned->replay)
+    return runReplay(*planned->replay, times, &planned->orders, record);
+  // Compiled by the first replay, whose span that gives.
+  std::optional<ScheduleSpan> first;
+  std::shared_ptr<const std::optional<ReplayProgram>> program =
+      memoizeByKey<std::optional<ReplayProgram>>(
+          "replay " + getOrdersKey(s), [&] {
+            ScheduleSpan span;
+            std::optional<ReplayProgram> compiled =
+                compileReplay(s, planned->orders, times, span);
+            if (compiled)
+              first = span;
+            return compiled;
+          });
+  if (!*program)
     return std::nullopt;
-  int64_t chunks = 0, microbatches = 0;
-  size_t remaining = 0;
-  for (auto &o : orders) {
-    remaining += o.size();
-    for (const PipelineStep &st : o) {
-      chunks = std::max(chunks, st.chunk + 1);
-      microbatches = std::max(microbatches, st.microbatch + 1);
-    }
-  }
-  // Where each chunk's steps run, and the ends of its micro-batch chain.
-  std::vector<int64_t> stageOf(chunks, -1), first(chunks), last(chunks);
-  for (int64_t p = 0; p < pp; ++p)
-    for (const PipelineStep &st : orders[p])
-      stageOf[st.chunk] = p;
-  for (int64_t c = 0; c < chunks; ++c) {
-    ChunkChain chain = getChunkChain(s, c);
-    first[c] = chain.first;
-    last[c] = chain.last;
-  }
-  // End times of the finished forwards and input gradients (a whole
-  // backward counts as its input gradient) by chunk and micro-batch, -1
-  // while not done.
-  std::vector<double> forwards(size_t(chunks * microbatches), -1.0),
-      inputs(forwards.size(), -1.0);
-  auto slot = [&](int64_t c, int64_t m) {
-    return size_t(c * microbatches + m);
-  };
-  // When step `st` can start (its inputs' end), if they are done.
-  auto readyAt = [&](const PipelineStep &st, double &ready) {
-    auto need = [&](const std::vector<double> &ends, int64_t c) {
-      if (c < 0 || c >= chunks)
-        return false;
-      double end = ends[slot(c, st.microbatch)];
-      ready = std::max(ready, end);
-      return end >= 0;
-    };
-    int64_t c = st.chunk;
-    switch (st.kind) {
-    case StepKind::Forward:
-      return c == first[c] || need(forwards, c - 1);
-    case StepKind::WeightGrad:
-      return need(inputs, c);
-    default:
-      return need(forwards, c) && (c == last[c] || need(inputs, c + 1));
-    }
-  };
-  auto length = [&](const PipelineStep &st) {
-    const StepWeights &w = times[st.chunk];
-    switch (st.kind) {
-    case StepKind::Forward:
-      return w.forward;
-    case StepKind::InputGrad:
-      return w.inputGrad;
-    case StepKind::WeightGrad:
-      return w.weightGrad;
-    case StepKind::Backward:
-      break;
-    }
-    return w.inputGrad + w.weightGrad;
-  };
-  // A step's times depend only on its inputs' ends and its stage's previous
-  // step, so the stages run in any order: each as far as it can, and a
-  // stage waiting is looked at again when a neighbouring chunk finishes a
-  // step (what it waits for).
-  if (record) {
-    record->assign(pp, {});
-    for (int64_t p = 0; p < pp; ++p)
-      (*record)[p].reserve(orders[p].size());
-  }
-  std::vector<size_t> next(pp, 0);
-  std::vector<double> free(pp, 0.0), busy(pp, 0.0);
-  std::vector<int64_t> pending;
-  std::vector<char> queued(pp, 1);
-  for (int64_t p = pp - 1; p >= 0; --p)
-    pending.push_back(p);
-  auto wake = [&](int64_t c) {
-    if (c < 0 || c >= chunks)
-      return;
-    int64_t q = stageOf[c];
-    if (q >= 0 && !queued[q]) {
-      queued[q] = 1;
-      pending.push_back(q);
-    }
-  };
-  while (!pending.empty()) {
-    int64_t p = pending.back();
-    pending.pop_back();
-    queued[p] = 0;
-    const std::vector<PipelineStep> &order = orders[p];
-    while (next[p] < order.size()) {
-      // A step, or a pair of steps that start together.
-      size_t count =
-          order[next[p]].pairedWithNext && next[p] + 1 < order.size() ? 2 : 1;
-      double start = free[p];
-      bool ok = true;
-      for (size_t k = 0; k < count && ok; ++k) {
-        double ready = 0;
-        ok = readyAt(order[next[p] + k], ready);
-        start = std::max(start, ready);
-      }
-      if (!ok)
-        break;
-      for (size_t k = 0; k < count; ++k) {
-        const PipelineStep &st = order[next[p]];
-        double end = start + length(st);
-        if (st.kind == StepKind::Forward) {
-          forwards[slot(st.chunk, st.microbatch)] = end;
-          wake(st.chunk + 1);
-        } else if (st.kind != StepKind::WeightGrad) {
-          inputs[slot(st.chunk, st.microbatch)] = end;
-          wake(st.chunk - 1);
-        }
-        if (record)
-          (*record)[p].push_back({st, start, end});
-        busy[p] += end - start;
-        start = end;
-        ++next[p];
-        --remaining;
-      }
-      free[p] = start;
-    }
-  }
-  if (remaining)
-    return std::nullopt;
-  ScheduleSpan span;
-  for (int64_t p = 0; p < pp; ++p) {
-    span.end = std::max(span.end, free[p]);
-    span.busiest = std::max(span.busiest, busy[p]);
-  }
-  return span;
+  if (first && !record)
+    return first;
+  return runReplay(**program, times, &planned->orders, record);
 }
 
 std::optional<double> mlir::stage::simulateSchedule(const ScheduleShape &s,

@@ -272,8 +272,8 @@ TEST(PipelineSchedule, ListScheduleTimesAndAbandonsItsOrders) {
         bool allTimed = true;
         double least = std::numeric_limits<double>::infinity();
         for (Preference rule : rules) {
-          StageOrders orders;
-          ListOutcome whole = listSchedule(s, rule, orders);
+          StartedSteps started;
+          ListOutcome whole = listSchedule(s, rule, started);
           ASSERT_EQ(whole.status, ListOutcome::Planned);
           ++(whole.timed ? timedRules : untimedRules);
           allTimed = allTimed && whole.timed;
@@ -284,10 +284,10 @@ TEST(PipelineSchedule, ListScheduleTimesAndAbandonsItsOrders) {
           // Never abandoned at or past its end; at a quarter of it, the
           // busiest rank's work alone is more.
           for (double at : {1.0, 1.5})
-            EXPECT_EQ(listSchedule(s, rule, orders, at * whole.end).status,
+            EXPECT_EQ(listSchedule(s, rule, started, at * whole.end).status,
                       ListOutcome::Planned)
                 << "at " << at;
-          EXPECT_EQ(listSchedule(s, rule, orders, whole.end / 4).status,
+          EXPECT_EQ(listSchedule(s, rule, started, whole.end / 4).status,
                     ListOutcome::Abandoned);
         }
         if (allTimed) {
@@ -301,8 +301,8 @@ TEST(PipelineSchedule, ListScheduleTimesAndAbandonsItsOrders) {
   // end is not the timeline's.
   ScheduleShape s{ScheduleKind::zb_v, 4, 2, 8};
   s.weights.assign(8, StepWeights{1, 1, 0});
-  StageOrders orders;
-  ListOutcome planned = listSchedule(s, rules[0], orders);
+  StartedSteps started;
+  ListOutcome planned = listSchedule(s, rules[0], started);
   EXPECT_EQ(planned.status, ListOutcome::Planned);
   EXPECT_FALSE(planned.timed);
 }
