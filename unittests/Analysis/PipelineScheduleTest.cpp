@@ -1,6 +1,7 @@
 //===- PipelineScheduleTest.cpp - Schedules against their definitions -----===//
 
 #include "Stage/Analysis/PipelineSchedule.h"
+#include "Stage/Analysis/CostAnalysis.h"
 
 // The list scheduler is private to the library; its promises are tested
 // here with the schedules'.
@@ -9,6 +10,7 @@
 #include "gtest/gtest.h"
 
 #include <array>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -305,6 +307,87 @@ TEST(PipelineSchedule, ListScheduleTimesAndAbandonsItsOrders) {
   ListOutcome planned = listSchedule(s, rules[0], started);
   EXPECT_EQ(planned.status, ListOutcome::Planned);
   EXPECT_FALSE(planned.timed);
+}
+
+// A later rule resumed from where the first rule's schedule parts from
+// its own plans the orders it plans alone (the ranks' steps at one time may
+// be started in another order), and ends the same; a rule that never parts
+// plans the first rule's orders.
+TEST(PipelineSchedule, ListScheduleResumesWhereRulesPart) {
+  std::mt19937 random(13);
+  std::uniform_real_distribution<double> weight(0.5, 3.0);
+  const Preference rules[] = {{false, true}, {true, true}, {true, false}};
+  int64_t resumed = 0;
+  for (bool everyChunk : {false, true})
+    for (int64_t pp : {1, 2, 4, 8})
+      for (int64_t M : {pp, 2 * pp, 3 * pp + 1}) {
+        ScheduleShape s{ScheduleKind::zb_v, pp, 2, M};
+        StepWeights middle{weight(random), weight(random), weight(random)};
+        for (int64_t c = 0; c < 2 * pp; ++c)
+          s.weights.push_back(everyChunk ? StepWeights{weight(random),
+                                                       weight(random),
+                                                       weight(random)}
+                                         : middle);
+        ListPoint parting[3];
+        StartedSteps first;
+        ASSERT_EQ(listSchedule(s, rules[0], first,
+                               std::numeric_limits<double>::infinity(),
+                               nullptr,
+                               {{rules[1], &parting[1]},
+                                {rules[2], &parting[2]}})
+                      .status,
+                  ListOutcome::Planned);
+        for (int j : {1, 2}) {
+          StartedSteps alone, again;
+          ListOutcome whole = listSchedule(s, rules[j], alone);
+          ASSERT_EQ(whole.status, ListOutcome::Planned);
+          if (!parting[j].reached) {
+            EXPECT_EQ(getListOrders(s, alone), getListOrders(s, first))
+                << "pp=" << pp << " M=" << M;
+            continue;
+          }
+          EXPECT_LT(parting[j].started.size(), alone.size());
+          ListOutcome from =
+              listSchedule(s, rules[j], again,
+                           std::numeric_limits<double>::infinity(),
+                           &parting[j]);
+          EXPECT_EQ(getListOrders(s, again), getListOrders(s, alone))
+              << "pp=" << pp << " M=" << M;
+          EXPECT_EQ(from.end, whole.end);
+          ++resumed;
+        }
+      }
+  EXPECT_GT(resumed, 10);
+}
+
+// A replay is compiled by the first one and run from the program after
+// (while a SymbolicCache keeps it): the same span to the bit.
+TEST(PipelineSchedule, CompiledReplaysGiveTheFirstReplaysSpan) {
+  std::mt19937 random(17);
+  std::uniform_real_distribution<double> weight(0.1, 3.0);
+  SymbolicCache cache;
+  for (ScheduleKind kind : allScheduleKinds())
+    for (int64_t pp : {2, 4})
+      for (int64_t M : {8, 12}) {
+        ScheduleShape s{kind, pp, isVShaped(kind) ? 2 : 1, M};
+        if (!checkSchedule(s).empty())
+          continue;
+        std::vector<StepWeights> first, second;
+        for (int64_t c = 0; c < pp * s.virtualStages; ++c) {
+          first.push_back({weight(random), weight(random), weight(random)});
+          second.push_back({weight(random), weight(random), weight(random)});
+        }
+        std::optional<ScheduleSpan> a = simulateSpan(s, first);
+        std::optional<ScheduleSpan> b = simulateSpan(s, second);
+        std::optional<ScheduleSpan> againA = simulateSpan(s, first);
+        std::optional<Timeline> timelineB = simulateTimeline(s, second);
+        ASSERT_TRUE(a && b && againA && timelineB);
+        EXPECT_EQ(a->end, againA->end);
+        EXPECT_EQ(a->busiest, againA->busiest);
+        EXPECT_NE(a->end, b->end);
+        EXPECT_EQ(getSpan(*timelineB).end, b->end);
+        EXPECT_EQ(getSpan(*timelineB).busiest, b->busiest);
+      }
 }
 
 TEST(PipelineSchedule, TimelineSpanIsTheReplayedSpanToTheBit) {
