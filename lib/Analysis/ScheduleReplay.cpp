@@ -53,8 +53,9 @@ static ScheduleSpan getSpanOf(ArrayRef<double> free, ArrayRef<double> busy) {
 
 /// A program with no steps yet: each (chunk, kind)'s slots, with a
 /// forward's end kept at 2 + c M + m and an input gradient's (or whole
-/// backward's) at 2 + (chunks + c) M + m. False where a step would wait for
-/// a chunk that does not exist (it never runs).
+/// backward's) at 2 + (chunks + c) M + m. `runs`, if given, is false for a
+/// (chunk, kind) whose steps would wait for a chunk that does not exist
+/// (they never run).
 static ReplayProgram startProgram(const ScheduleShape &s, int64_t chunks,
                                   int64_t microbatches,
                                   std::vector<bool> *runs = nullptr) {
