@@ -56,7 +56,8 @@ private:
   RuleTable rule;
   /// Other rules, and where this schedule first parts from theirs.
   SmallVector<std::pair<RuleTable, ListPoint *>, 2> watched;
-  /// Per chunk and kind (at 3 chunk + kind), the step's duration, kept
+  /// Per chunk and kind (at 4 chunk + kind, the code the log keeps; the
+  /// fourth, a whole backward, is never run), the step's duration, kept
   /// positive so that time advances, and the next micro-batch to run.
   std::vector<double> durations;
   std::vector<int64_t> next;
@@ -145,12 +146,14 @@ ListScheduler::ListScheduler(const ScheduleShape &s, Preference pref,
   for (const StepWeights &w : weights)
     largest = std::max({largest, w.forward, w.inputGrad, w.weightGrad});
   double least = largest > 0 ? largest * 1e-9 : 1;
-  for (const StepWeights &w : weights)
+  for (const StepWeights &w : weights) {
     for (double d : {w.forward, w.inputGrad, w.weightGrad}) {
       asWeighed = asWeighed && d >= least;
       durations.push_back(std::max(d, least));
     }
-  next.assign(size_t(3 * chunks), 0);
+    durations.push_back(0);
+  }
+  next.assign(size_t(4 * chunks), 0);
   free.assign(size_t(pp + 1), 0);
   free[pp] = std::numeric_limits<double>::infinity();
   workLeft.assign(size_t(pp), 0);
@@ -160,7 +163,7 @@ ListScheduler::ListScheduler(const ScheduleShape &s, Preference pref,
   };
   for (int64_t c = 0; c < chunks; ++c) {
     for (int k = 0; k < 3; ++k)
-      workLeft[size_t(rankOf(c))] += double(M) * durations[size_t(3 * c + k)];
+      workLeft[size_t(rankOf(c))] += double(M) * durations[size_t(4 * c + k)];
     watchers.push_back({rankOf(c - 1), rankOf(c), rankOf(c + 1)});
   }
   const double never = std::numeric_limits<double>::infinity();
@@ -189,7 +192,7 @@ void ListScheduler::look(int64_t p) {
   int ready = 0;
   for (int i = 0; i < 2; ++i) {
     int64_t c = chunkOf(p, i);
-    const int64_t *n = &next[size_t(3 * c)];
+    const int64_t *n = &next[size_t(4 * c)];
     int64_t f = n[Forward], b = n[InputGrad];
     ready |= int(room & (f < M) & (forwardDone[at(f, c - 1)] <= t))
              << (2 * Forward + i);
@@ -212,11 +215,11 @@ void ListScheduler::look(int64_t p) {
 void ListScheduler::start(int64_t p, int choice) {
   int kind = choice / 2;
   int64_t c = chunkOf(p, choice % 2);
-  size_t step = size_t(3 * c + kind);
+  size_t step = size_t(4 * c + kind);
   double duration = durations[step], end = t + duration;
   doneOf[size_t(kind)][at(next[step]++, c)] = end;
   inFlight[p] += int64_t(kind == Forward) - int64_t(kind == WeightGrad);
-  *logged++ = uint32_t(4 * c + kind);
+  *logged++ = uint32_t(step);
   free[p] = end;
   workLeft[p] -= duration;
   endBound = std::max(endBound, end + workLeft[p]);

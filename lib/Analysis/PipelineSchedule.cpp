@@ -300,7 +300,6 @@ static PlannedOrders zeroBubbleV(const ScheduleShape &s) {
     point.reached = false;
   bool found = false;
   double bestEnd = 0;
-  std::vector<StepWeights> times = weightsOrUnit(s);
   for (size_t i = 0; i < 3; ++i) {
     if (i > 0 && !parting[i].reached)
       continue;
@@ -324,7 +323,7 @@ static PlannedOrders zeroBubbleV(const ScheduleShape &s) {
     if (!planned.timed) {
       PlannedOrders orders = plan(s, candidate);
       std::optional<ScheduleSpan> t =
-          runReplay(*orders.replay, times, &orders.orders);
+          runReplay(*orders.replay, weightsOrUnit(s), &orders.orders);
       if (!t)
         continue;
       end = t->end;
