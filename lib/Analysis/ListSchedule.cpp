@@ -1,10 +1,11 @@
 //===- ListSchedule.cpp - ZB-V's orders by list scheduling ----------------===//
 //
 // A search plans ZB-V for every plan it evaluates (three rules each), up to
-// hundreds of thousands of steps: the state is flat arrays, kept between
-// calls on a thread, a rank's pick is one lookup in a table of the rule
-// with few branches (what a free rank may run is unpredictable), and a step
-// is logged as one number; only the orders of the rule kept are built.
+// hundreds of thousands of steps: the state is a few numbers per rank and
+// per chunk (steps started and ended, not their times), a rank's pick is
+// one lookup in a table of the rule with few branches (what a free rank may
+// run is unpredictable), and a step is logged as one number; only the
+// orders of the rule kept are built.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,16 +44,16 @@ private:
   int64_t chunkOf(int64_t p, int which) const {
     return which ? p : 2 * pp - 1 - p;
   }
-  /// Where (micro-batch m, chunk c)'s end is kept: column 0 stands for
-  /// chunk -1, column 2 pp + 1 for chunk 2 pp.
-  size_t at(int64_t m, int64_t c) const { return size_t(m * columns + c + 1); }
+  /// Where step `code`'s count of ends is kept: chunk -1's and 2 pp's
+  /// come first and last.
+  static size_t endedAt(int64_t code) { return size_t(code + 4); }
   /// Rank p, free at t, starts what the rule picks of its ready steps.
   void look(int64_t p);
   void start(int64_t p, int choice);
-  void pushEnd(double time, int64_t chunk);
+  void pushEnd(double time, int64_t code);
   void save(ListPoint &at, int ready) const;
 
-  int64_t pp, chunks, M, columns, limit;
+  int64_t pp, chunks, M, limit;
   RuleTable rule;
   /// Other rules, and where this schedule first parts from theirs.
   SmallVector<std::pair<RuleTable, ListPoint *>, 2> watched;
@@ -66,16 +67,16 @@ private:
   /// to start.
   std::vector<double> free, workLeft;
   std::vector<int64_t> inFlight;
-  /// Per chunk, the ranks that may pick something new when one of its steps
-  /// ends (what the steps wait for): its neighbours' and its own.
-  std::vector<std::array<int64_t, 3>> watchers;
-  /// The end of each (micro-batch, chunk)'s forward and input gradient
-  /// once started, else infinity (`at`): every forward of chunk -1 and
-  /// input gradient of chunk 2 pp is done, and a row past the last
-  /// micro-batch pads the reads. Scratch of the thread, reused by its
-  /// calls; a weight gradient's end is written to the third, never read.
-  std::vector<double> &forwardDone, &inputDone, &weightDone;
-  std::array<double *, 3> doneOf;
+  /// Per step (4 chunk + kind), the ranks that may pick something new when
+  /// one ends: its own, now free, and the one whose steps wait for it (a
+  /// forward's next chunk's forward, an input gradient's previous chunk's
+  /// input gradient; a weight gradient's, none: rank pp).
+  std::vector<std::array<int64_t, 2>> watchers;
+  /// Per chunk and kind (`endedAt`), the steps ended by t: a chunk's steps
+  /// run on one rank in micro-batch order, so micro-batch m's has ended
+  /// once more than m have. Every forward of chunk -1 and input gradient
+  /// of chunk 2 pp has.
+  std::vector<int64_t> ended;
   /// The most any rank's steps so far and the rest of its work come to (a
   /// bound of the end while the steps take their weights).
   double endBound = 0;
@@ -83,14 +84,14 @@ private:
   /// forward exceeded the limit).
   bool asWeighed = true;
   bool stalled = false;
-  /// The ends of the running steps with their chunks, sorted in a ring: a
+  /// The ends of the running steps with their codes, sorted in a ring: a
   /// new end lands near the latest, so few move to place it (three or four
-  /// in a search's) and the earliest leaves at once. At most one per rank,
-  /// and one more per rank that picks before its own end at the same time
-  /// has left.
+  /// in a search's) and the earliest leaves at once. At most one per rank.
   using End = ListPoint::End;
   std::vector<End> ends;
   size_t head = 0, count = 0, mask;
+  /// The steps ending at t, in the order they end.
+  SmallVector<int64_t, 8> leaving;
   double t = 0;
   int64_t remaining;
   StartedSteps &log;
@@ -128,18 +129,11 @@ bool mlir::stage::picksAlike(Preference a, Preference b, const ListPoint &at) {
   return getRuleTable(a)[size_t(at.ready)] == getRuleTable(b)[size_t(at.ready)];
 }
 
-static std::vector<double> &scratch(int which) {
-  static thread_local std::vector<double> arrays[3];
-  return arrays[which];
-}
-
 ListScheduler::ListScheduler(const ScheduleShape &s, Preference pref,
                              StartedSteps &log)
-    : pp(s.stages), chunks(2 * s.stages), M(s.microBatches),
-      columns(chunks + 2), limit(chunks), rule(getRuleTable(pref)),
-      forwardDone(scratch(0)), inputDone(scratch(1)), weightDone(scratch(2)),
-      mask(llvm::bit_ceil(size_t(2 * pp)) - 1), remaining(3 * chunks * M),
-      log(log) {
+    : pp(s.stages), chunks(2 * s.stages), M(s.microBatches), limit(chunks),
+      rule(getRuleTable(pref)), mask(llvm::bit_ceil(size_t(pp)) - 1),
+      remaining(3 * chunks * M), log(log) {
   std::vector<StepWeights> weights =
       s.weights.empty() ? std::vector<StepWeights>(size_t(chunks)) : s.weights;
   double largest = 0;
@@ -164,19 +158,14 @@ ListScheduler::ListScheduler(const ScheduleShape &s, Preference pref,
   for (int64_t c = 0; c < chunks; ++c) {
     for (int k = 0; k < 3; ++k)
       workLeft[size_t(rankOf(c))] += double(M) * durations[size_t(4 * c + k)];
-    watchers.push_back({rankOf(c - 1), rankOf(c), rankOf(c + 1)});
+    watchers.push_back({rankOf(c), rankOf(c + 1)});
+    watchers.push_back({rankOf(c), rankOf(c - 1)});
+    watchers.push_back({rankOf(c), pp});
+    watchers.push_back({pp, pp});
   }
-  const double never = std::numeric_limits<double>::infinity();
-  size_t cells = size_t(columns * (M + 1));
-  forwardDone.assign(cells, never);
-  inputDone.assign(cells, never);
-  if (weightDone.size() < cells)
-    weightDone.resize(cells);
-  for (int64_t m = 0; m <= M; ++m) {
-    forwardDone[at(m, -1)] = -never;
-    inputDone[at(m, chunks)] = -never;
-  }
-  doneOf = {forwardDone.data(), inputDone.data(), weightDone.data()};
+  ended.assign(endedAt(4 * (chunks + 1)), 0);
+  ended[endedAt(4 * -1 + Forward)] = M;
+  ended[endedAt(4 * chunks + InputGrad)] = M;
   ends.assign(mask + 1, End{0, 0});
   log.resize(size_t(remaining));
   logged = log.data();
@@ -193,11 +182,10 @@ void ListScheduler::look(int64_t p) {
   for (int i = 0; i < 2; ++i) {
     int64_t c = chunkOf(p, i);
     const int64_t *n = &next[size_t(4 * c)];
+    const int64_t *e = &ended[endedAt(4 * c)];
     int64_t f = n[Forward], b = n[InputGrad];
-    ready |= int(room & (f < M) & (forwardDone[at(f, c - 1)] <= t))
-             << (2 * Forward + i);
-    ready |= int((b < M) & (forwardDone[at(b, c)] <= t) &
-                 (inputDone[at(b, c + 1)] <= t))
+    ready |= int(room & (f < M) & (f < e[Forward - 4])) << (2 * Forward + i);
+    ready |= int((b < M) & (b < e[Forward]) & (b < e[InputGrad + 4]))
              << (2 * InputGrad + i);
     ready |= int(n[WeightGrad] < b) << (2 * WeightGrad + i);
   }
@@ -217,13 +205,13 @@ void ListScheduler::start(int64_t p, int choice) {
   int64_t c = chunkOf(p, choice % 2);
   size_t step = size_t(4 * c + kind);
   double duration = durations[step], end = t + duration;
-  doneOf[size_t(kind)][at(next[step]++, c)] = end;
+  ++next[step];
   inFlight[p] += int64_t(kind == Forward) - int64_t(kind == WeightGrad);
   *logged++ = uint32_t(step);
   free[p] = end;
   workLeft[p] -= duration;
   endBound = std::max(endBound, end + workLeft[p]);
-  pushEnd(end, c);
+  pushEnd(end, int64_t(step));
   --remaining;
 }
 
@@ -234,8 +222,7 @@ void ListScheduler::save(ListPoint &at, int ready) const {
   at.inFlight = inFlight;
   at.free = free;
   at.workLeft = workLeft;
-  at.forwardDone = forwardDone;
-  at.inputDone = inputDone;
+  at.ended = ended;
   at.ends = ends;
   at.head = head;
   at.count = count;
@@ -252,8 +239,7 @@ void ListScheduler::resume(const ListPoint &from) {
   inFlight = from.inFlight;
   free = from.free;
   workLeft = from.workLeft;
-  forwardDone = from.forwardDone;
-  inputDone = from.inputDone;
+  ended = from.ended;
   ends = from.ends;
   head = from.head;
   count = from.count;
@@ -265,11 +251,11 @@ void ListScheduler::resume(const ListPoint &from) {
   logged = std::copy(from.started.begin(), from.started.end(), log.data());
 }
 
-void ListScheduler::pushEnd(double time, int64_t chunk) {
+void ListScheduler::pushEnd(double time, int64_t code) {
   size_t i = count++;
   for (; i > 0 && time < ends[(head + i - 1) & mask].time; --i)
     ends[(head + i) & mask] = ends[(head + i - 1) & mask];
-  ends[(head + i) & mask] = {time, chunk};
+  ends[(head + i) & mask] = {time, code};
 }
 
 ListOutcome ListScheduler::run(double abandonAfter) {
@@ -279,13 +265,12 @@ ListOutcome ListScheduler::run(double abandonAfter) {
   for (int64_t p = 0; p < pp; ++p)
     if (free[p] <= t)
       look(p);
-  // A rank can pick something new only when a step of one of its chunks or
-  // of their neighbours ends, or when the schedule stalls: only those ranks
-  // are looked at. What a rank may run at t depends only on the ends of the
-  // steps started (all before t), so the ranks are looked at as the ends
-  // at t leave, which picks what looking at every rank at every end would;
-  // only when stalled, where the first pick lifts the limit for the rest,
-  // is the order kept (rank order).
+  // A rank can pick something new only when its own step or one its steps
+  // wait for ends, or when the schedule stalls: only those ranks are looked
+  // at, once every step ending at t is counted. A rank's pick reads only
+  // what its own picks and the ends change, so the ranks at one time may
+  // be looked at in any order; only when stalled, where the first pick
+  // lifts the limit for the rest, is the order kept (rank order).
   while (true) {
     // (Sums of the weights in another order than the timeline's: a
     // margin far above their rounding.)
@@ -303,14 +288,18 @@ ListOutcome ListScheduler::run(double abandonAfter) {
       continue;
     }
     t = ends[head].time;
+    leaving.clear();
     do {
-      int64_t c = ends[head].chunk;
+      int64_t code = ends[head].code;
+      ++ended[endedAt(code)];
+      leaving.push_back(code);
       head = (head + 1) & mask;
       --count;
-      for (int64_t q : watchers[size_t(c)])
+    } while (count && ends[head].time == t);
+    for (int64_t code : leaving)
+      for (int64_t q : watchers[size_t(code)])
         if (free[q] <= t)
           look(q);
-    } while (count && ends[head].time == t);
   }
   ListOutcome planned{ListOutcome::Planned, asWeighed, 0};
   for (int64_t p = 0; p < pp; ++p)

@@ -44,11 +44,11 @@ struct ListPoint {
   bool reached = false;
   /// The ready steps of the rank picking (ListSchedule.cpp's bits).
   int ready = 0;
-  std::vector<int64_t> next, inFlight;
-  std::vector<double> free, workLeft, forwardDone, inputDone;
+  std::vector<int64_t> next, ended, inFlight;
+  std::vector<double> free, workLeft;
   struct End {
     double time;
-    int64_t chunk;
+    int64_t code;
   };
   std::vector<End> ends;
   size_t head = 0, count = 0;

@@ -452,6 +452,35 @@ static StageMoments getMoments(ArrayRef<PipelineStep> order) {
   return out;
 }
 
+/// What `compute()` derives from a shape whose orders depend on (kind, pp,
+/// v, M) alone, kept for the process while a SymbolicCache is alive (a
+/// search meets the same few in many compiled steps), up to `budget` bytes
+/// of them as `bytes` counts; otherwise while the cache lives (memoizeByKey).
+template <typename T, typename Compute, typename Bytes>
+static std::shared_ptr<const T> keepForShapes(const std::string &key,
+                                              size_t budget, Compute compute,
+                                              Bytes bytes) {
+  if (!SymbolicCache::active())
+    return memoizeByKey<T>(key, compute);
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::shared_ptr<const void>> kept;
+  static size_t keptBytes = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = kept.find(key);
+    if (it != kept.end())
+      return std::static_pointer_cast<const T>(it->second);
+  }
+  auto value = std::make_shared<const T>(compute());
+  size_t size = bytes(*value);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (keptBytes + size > budget)
+    return memoizeByKey<T>(key, [&] { return *value; });
+  keptBytes += size;
+  return std::static_pointer_cast<const T>(
+      kept.try_emplace(key, std::move(value)).first->second);
+}
+
 std::shared_ptr<const std::vector<StageMoments>>
 mlir::stage::getScheduleMoments(const ScheduleShape &s) {
   std::string key = "schedule moments " + getOrdersKey(s);
@@ -462,24 +491,12 @@ mlir::stage::getScheduleMoments(const ScheduleShape &s) {
       moments.push_back(getMoments(order));
     return moments;
   };
-  if (orderDependsOnWeights(s) || !SymbolicCache::active())
+  if (orderDependsOnWeights(s))
     return memoizeByKey<std::vector<StageMoments>>(key, compute);
-  // Moments of orders that depend on (kind, pp, v, M) alone are kept for
-  // the process: a search meets the same shapes in many compiled steps,
-  // and they are small (at most a few hundred per stage, M for GPipe).
-  static std::mutex mutex;
-  static std::unordered_map<std::string,
-                            std::shared_ptr<const std::vector<StageMoments>>>
-      kept;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = kept.find(key);
-    if (it != kept.end())
-      return it->second;
-  }
-  auto moments = std::make_shared<const std::vector<StageMoments>>(compute());
-  std::lock_guard<std::mutex> lock(mutex);
-  return kept.try_emplace(key, std::move(moments)).first->second;
+  // Small: at most a few hundred moments per stage (M for GPipe).
+  return keepForShapes<std::vector<StageMoments>>(
+      key, std::numeric_limits<size_t>::max(), compute,
+      [](const std::vector<StageMoments> &) { return size_t(0); });
 }
 
 std::vector<PipelineStep> mlir::stage::getStageSchedule(const ScheduleShape &s,
@@ -551,26 +568,42 @@ static PlannedOrders plan(const ScheduleShape &s, const StartedSteps &started) {
 
 static std::optional<ScheduleSpan>
 replay(const ScheduleShape &s, ArrayRef<StepWeights> times, Timeline *record) {
-  std::shared_ptr<const PlannedOrders> planned = getPlannedOrders(s);
-  if (planned->replay)
-    return runReplay(*planned->replay, times, &planned->orders, record);
-  // Compiled by the first replay, whose span that gives.
+  if (orderDependsOnWeights(s)) {
+    std::shared_ptr<const PlannedOrders> planned = getPlannedOrders(s);
+    if (planned->replay)
+      return runReplay(*planned->replay, times, &planned->orders, record);
+  }
+  // Compiled by the first replay, whose span that gives; the orders are
+  // planned only to compile it or to record a timeline.
   std::optional<ScheduleSpan> first;
+  auto compile = [&] {
+    ScheduleSpan span;
+    std::optional<ReplayProgram> compiled =
+        compileReplay(s, getPlannedOrders(s)->orders, times, span);
+    if (compiled)
+      first = span;
+    return compiled;
+  };
+  auto bytes = [](const std::optional<ReplayProgram> &p) {
+    return p ? p->steps.size() * sizeof(ReplayProgram::Step) +
+                   p->pairs.size() * sizeof(uint32_t) +
+                   p->slots.size() * sizeof(ReplayProgram::Slots)
+             : 0;
+  };
+  // 8 bytes a step: a search's few hundred fixed orders of pp, v and M fit.
+  std::string key = "replay " + getOrdersKey(s);
   std::shared_ptr<const std::optional<ReplayProgram>> program =
-      memoizeByKey<std::optional<ReplayProgram>>(
-          "replay " + getOrdersKey(s), [&] {
-            ScheduleSpan span;
-            std::optional<ReplayProgram> compiled =
-                compileReplay(s, planned->orders, times, span);
-            if (compiled)
-              first = span;
-            return compiled;
-          });
+      orderDependsOnWeights(s)
+          ? memoizeByKey<std::optional<ReplayProgram>>(key, compile)
+          : keepForShapes<std::optional<ReplayProgram>>(key, size_t(1) << 30,
+                                                        compile, bytes);
   if (!*program)
     return std::nullopt;
   if (first && !record)
     return first;
-  return runReplay(**program, times, &planned->orders, record);
+  if (!record)
+    return runReplay(**program, times);
+  return runReplay(**program, times, &getPlannedOrders(s)->orders, record);
 }
 
 std::optional<double> mlir::stage::simulateSchedule(const ScheduleShape &s,

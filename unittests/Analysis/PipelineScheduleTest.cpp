@@ -390,6 +390,39 @@ TEST(PipelineSchedule, CompiledReplaysGiveTheFirstReplaysSpan) {
       }
 }
 
+// A fixed schedule's program is kept for the process (a search's later
+// compiled steps replay it): under another SymbolicCache, and with none
+// (compiled afresh), the same span to the bit as the first replay.
+TEST(PipelineSchedule, KeptReplaysGiveTheSpanOfFreshOnes) {
+  std::mt19937 random(19);
+  std::uniform_real_distribution<double> weight(0.1, 3.0);
+  int64_t compared = 0;
+  for (ScheduleKind kind : allScheduleKinds())
+    for (int64_t pp : {2, 3, 4})
+      for (int64_t M : {6, 9}) {
+        ScheduleShape s{kind, pp, isVShaped(kind) ? 2 : 1, M};
+        if (!checkSchedule(s).empty())
+          continue;
+        std::vector<StepWeights> times;
+        for (int64_t c = 0; c < pp * s.virtualStages; ++c)
+          times.push_back({weight(random), weight(random), weight(random)});
+        std::optional<ScheduleSpan> spans[3];
+        for (int round = 0; round < 2; ++round) {
+          SymbolicCache cache;
+          spans[round] = simulateSpan(s, times);
+        }
+        spans[2] = simulateSpan(s, times);
+        for (const std::optional<ScheduleSpan> &span : spans) {
+          ASSERT_TRUE(span);
+          EXPECT_EQ(span->end, spans[2]->end)
+              << stringifyScheduleKind(kind).str();
+          EXPECT_EQ(span->busiest, spans[2]->busiest);
+        }
+        ++compared;
+      }
+  EXPECT_GT(compared, 20);
+}
+
 TEST(PipelineSchedule, TimelineSpanIsTheReplayedSpanToTheBit) {
   // Weights that do not add up exactly, so that another order of sums
   // would show.
