@@ -269,6 +269,38 @@ struct PlannedOrders {
 };
 } // namespace
 
+/// What `compute()` derives from a schedule's shape (`key` names it and
+/// every value read), kept for the process while a SymbolicCache is alive:
+/// a search meets the same shapes in many compiled steps (the same pp, v
+/// and M; for ZB-V the same step times, where plans differ only in what
+/// the steps do not show, such as ZeRO 0 and 1). Up to `budget` bytes of
+/// them as `bytes` counts; past it, and without a cache, memoizeByKey's.
+template <typename T, typename Compute, typename Bytes>
+static std::shared_ptr<const T> keepForShapes(const std::string &key,
+                                              size_t budget, Compute compute,
+                                              Bytes bytes) {
+  if (!SymbolicCache::active())
+    return memoizeByKey<T>(key, compute);
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::shared_ptr<const void>> kept;
+  static size_t keptBytes = 0;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = kept.find(key);
+    if (it != kept.end())
+      return std::static_pointer_cast<const T>(it->second);
+  }
+  auto value = std::make_shared<const T>(compute());
+  size_t size = bytes(*value);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (keptBytes + size > budget)
+    return memoizeByKey<T>(key, [&] { return *value; });
+  keptBytes += size;
+  return std::static_pointer_cast<const T>(
+      kept.try_emplace(key, std::move(value)).first->second);
+}
+
+static std::string getOrdersKey(const ScheduleShape &s);
 static PlannedOrders plan(const ScheduleShape &s, const StartedSteps &started);
 static std::optional<ScheduleSpan> replay(const ScheduleShape &s,
                                           ArrayRef<StepWeights> times,
@@ -289,8 +321,9 @@ static std::vector<StepWeights> weightsOrUnit(const ScheduleShape &s) {
 /// resumes from where it parts from the schedule it follows (the first
 /// rule's, or the second rule's if it parts from the first rule's where the
 /// second does, the same way), and is not planned at all if it never does:
-/// its plan would be that one's, no better.
-static PlannedOrders zeroBubbleV(const ScheduleShape &s) {
+/// its plan would be that one's, no better. The steps the kept rule started,
+/// none if no rule planned.
+static StartedSteps planZeroBubbleV(const ScheduleShape &s) {
   // The rules' steps are logged into the thread's buffers, which keep
   // their memory from plan to plan; only the best one's orders are built.
   static thread_local StartedSteps candidate, best;
@@ -334,7 +367,19 @@ static PlannedOrders zeroBubbleV(const ScheduleShape &s) {
       std::swap(best, candidate);
     }
   }
-  return found ? plan(s, best) : PlannedOrders();
+  return found ? best : StartedSteps();
+}
+
+/// ZB-V's orders: the kept rule's steps are kept for the process (4 bytes
+/// a step), its orders and replay built from them.
+static PlannedOrders zeroBubbleV(const ScheduleShape &s) {
+  std::shared_ptr<const StartedSteps> started = keepForShapes<StartedSteps>(
+      "zb-v steps " + getOrdersKey(s), size_t(1) << 28,
+      [&] { return planZeroBubbleV(s); },
+      [](const StartedSteps &steps) {
+        return steps.size() * sizeof(uint32_t);
+      });
+  return started->empty() ? PlannedOrders() : plan(s, *started);
 }
 
 static PlannedOrders computeStageSchedules(const ScheduleShape &s) {
@@ -450,35 +495,6 @@ static StageMoments getMoments(ArrayRef<PipelineStep> order) {
   });
   keep(out.kept, [](const StageMoment &, const StageMoment &) { return true; });
   return out;
-}
-
-/// What `compute()` derives from a shape whose orders depend on (kind, pp,
-/// v, M) alone, kept for the process while a SymbolicCache is alive (a
-/// search meets the same few in many compiled steps), up to `budget` bytes
-/// of them as `bytes` counts; otherwise while the cache lives (memoizeByKey).
-template <typename T, typename Compute, typename Bytes>
-static std::shared_ptr<const T> keepForShapes(const std::string &key,
-                                              size_t budget, Compute compute,
-                                              Bytes bytes) {
-  if (!SymbolicCache::active())
-    return memoizeByKey<T>(key, compute);
-  static std::mutex mutex;
-  static std::unordered_map<std::string, std::shared_ptr<const void>> kept;
-  static size_t keptBytes = 0;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = kept.find(key);
-    if (it != kept.end())
-      return std::static_pointer_cast<const T>(it->second);
-  }
-  auto value = std::make_shared<const T>(compute());
-  size_t size = bytes(*value);
-  std::lock_guard<std::mutex> lock(mutex);
-  if (keptBytes + size > budget)
-    return memoizeByKey<T>(key, [&] { return *value; });
-  keptBytes += size;
-  return std::static_pointer_cast<const T>(
-      kept.try_emplace(key, std::move(value)).first->second);
 }
 
 std::shared_ptr<const std::vector<StageMoments>>
