@@ -390,13 +390,14 @@ TEST(PipelineSchedule, CompiledReplaysGiveTheFirstReplaysSpan) {
       }
 }
 
-// A fixed schedule's program is kept for the process (a search's later
-// compiled steps replay it): under another SymbolicCache, and with none
-// (compiled afresh), the same span to the bit as the first replay.
+// A fixed schedule's program, and ZB-V's planned steps, are kept for the
+// process (a search's later compiled steps replay them): under another
+// SymbolicCache, and with none (planned and compiled afresh), the same
+// orders, and the same span to the bit as the first replay.
 TEST(PipelineSchedule, KeptReplaysGiveTheSpanOfFreshOnes) {
   std::mt19937 random(19);
   std::uniform_real_distribution<double> weight(0.1, 3.0);
-  int64_t compared = 0;
+  int64_t compared = 0, otherOrders = 0;
   for (ScheduleKind kind : allScheduleKinds())
     for (int64_t pp : {2, 3, 4})
       for (int64_t M : {6, 9}) {
@@ -406,12 +407,32 @@ TEST(PipelineSchedule, KeptReplaysGiveTheSpanOfFreshOnes) {
         std::vector<StepWeights> times;
         for (int64_t c = 0; c < pp * s.virtualStages; ++c)
           times.push_back({weight(random), weight(random), weight(random)});
+        if (orderDependsOnWeights(s))
+          s.weights = times;
         std::optional<ScheduleSpan> spans[3];
+        StageOrders orders[3];
         for (int round = 0; round < 2; ++round) {
           SymbolicCache cache;
           spans[round] = simulateSpan(s, times);
+          orders[round] = *getStageSchedules(s);
         }
         spans[2] = simulateSpan(s, times);
+        orders[2] = *getStageSchedules(s);
+        EXPECT_EQ(orders[0], orders[2]);
+        EXPECT_EQ(orders[1], orders[2]);
+        // Other step times: ZB-V's orders planned for them, not the kept.
+        if (orderDependsOnWeights(s)) {
+          ScheduleShape other = s;
+          for (StepWeights &w : other.weights)
+            w = {w.inputGrad, 4 * w.forward, w.weightGrad / 4};
+          StageOrders kept;
+          {
+            SymbolicCache cache;
+            kept = *getStageSchedules(other);
+          }
+          EXPECT_EQ(kept, *getStageSchedules(other));
+          otherOrders += kept != orders[2];
+        }
         for (const std::optional<ScheduleSpan> &span : spans) {
           ASSERT_TRUE(span);
           EXPECT_EQ(span->end, spans[2]->end)
@@ -421,6 +442,7 @@ TEST(PipelineSchedule, KeptReplaysGiveTheSpanOfFreshOnes) {
         ++compared;
       }
   EXPECT_GT(compared, 20);
+  EXPECT_GT(otherOrders, 0);
 }
 
 TEST(PipelineSchedule, TimelineSpanIsTheReplayedSpanToTheBit) {
