@@ -292,12 +292,15 @@ static std::shared_ptr<const T> keepForShapes(const std::string &key,
   }
   auto value = std::make_shared<const T>(compute());
   size_t size = bytes(*value);
-  std::lock_guard<std::mutex> lock(mutex);
-  if (keptBytes + size > budget)
-    return memoizeByKey<T>(key, [&] { return *value; });
-  keptBytes += size;
-  return std::static_pointer_cast<const T>(
-      kept.try_emplace(key, std::move(value)).first->second);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (keptBytes + size <= budget) {
+      keptBytes += size;
+      return std::static_pointer_cast<const T>(
+          kept.try_emplace(key, std::move(value)).first->second);
+    }
+  }
+  return memoizeByKey<T>(key, [&] { return *value; });
 }
 
 static std::string getOrdersKey(const ScheduleShape &s);
