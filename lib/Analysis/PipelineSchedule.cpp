@@ -377,7 +377,7 @@ static StartedSteps planZeroBubbleV(const ScheduleShape &s) {
 /// a step), its orders and replay built from them.
 static PlannedOrders zeroBubbleV(const ScheduleShape &s) {
   std::shared_ptr<const StartedSteps> started = keepForShapes<StartedSteps>(
-      "zb-v steps " + getOrdersKey(s), size_t(1) << 28,
+      "zb-v steps " + getOrdersKey(s), size_t(1) << 26,
       [&] { return planZeroBubbleV(s); },
       [](const StartedSteps &steps) {
         return steps.size() * sizeof(uint32_t);
@@ -614,7 +614,7 @@ replay(const ScheduleShape &s, ArrayRef<StepWeights> times, Timeline *record) {
   std::shared_ptr<const std::optional<ReplayProgram>> program =
       orderDependsOnWeights(s)
           ? memoizeByKey<std::optional<ReplayProgram>>(key, compile)
-          : keepForShapes<std::optional<ReplayProgram>>(key, size_t(1) << 30,
+          : keepForShapes<std::optional<ReplayProgram>>(key, size_t(1) << 28,
                                                         compile, bytes);
   if (!*program)
     return std::nullopt;
