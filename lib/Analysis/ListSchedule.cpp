@@ -52,6 +52,10 @@ private:
   void start(int64_t p, int choice);
   void pushEnd(double time, int64_t code);
   void save(ListPoint &at, int ready) const;
+  /// The state a later rule resumes from, between a scheduler and a
+  /// ListPoint (the same names in both).
+  template <typename From, typename To>
+  static void copyState(const From &from, To &to);
 
   int64_t pp, chunks, M, limit;
   RuleTable rule;
@@ -215,39 +219,32 @@ void ListScheduler::start(int64_t p, int choice) {
   --remaining;
 }
 
+template <typename From, typename To>
+void ListScheduler::copyState(const From &from, To &to) {
+  to.next = from.next;
+  to.inFlight = from.inFlight;
+  to.free = from.free;
+  to.workLeft = from.workLeft;
+  to.ended = from.ended;
+  to.ends = from.ends;
+  to.head = from.head;
+  to.count = from.count;
+  to.t = from.t;
+  to.endBound = from.endBound;
+  to.asWeighed = from.asWeighed;
+  to.stalled = from.stalled;
+  to.remaining = from.remaining;
+}
+
 void ListScheduler::save(ListPoint &at, int ready) const {
   at.reached = true;
   at.ready = ready;
-  at.next = next;
-  at.inFlight = inFlight;
-  at.free = free;
-  at.workLeft = workLeft;
-  at.ended = ended;
-  at.ends = ends;
-  at.head = head;
-  at.count = count;
-  at.t = t;
-  at.endBound = endBound;
-  at.asWeighed = asWeighed;
-  at.stalled = stalled;
-  at.remaining = remaining;
+  copyState(*this, at);
   at.started.assign(log.data(), logged);
 }
 
 void ListScheduler::resume(const ListPoint &from) {
-  next = from.next;
-  inFlight = from.inFlight;
-  free = from.free;
-  workLeft = from.workLeft;
-  ended = from.ended;
-  ends = from.ends;
-  head = from.head;
-  count = from.count;
-  t = from.t;
-  endBound = from.endBound;
-  asWeighed = from.asWeighed;
-  stalled = from.stalled;
-  remaining = from.remaining;
+  copyState(from, *this);
   logged = std::copy(from.started.begin(), from.started.end(), log.data());
 }
 
