@@ -2,6 +2,8 @@
 
 #include "ConfigReader.h"
 
+#include "llvm/Support/MathExtras.h"
+
 using namespace mlir;
 using namespace mlir::stage;
 
@@ -144,6 +146,15 @@ std::vector<std::string> ConfigReader::unreadFields() const {
       out.push_back(kv.first.str());
   std::sort(out.begin(), out.end());
   return out;
+}
+
+int64_t ConfigReader::product(StringRef what, int64_t a, int64_t b) {
+  int64_t result;
+  if (!llvm::MulOverflow(a, b, result))
+    return result;
+  error() << what << " (" << a << " x " << b
+          << ") does not fit in 64 bits; no model is near that size";
+  return 0;
 }
 
 std::string ConfigReader::describe(const llvm::json::Value &v) {

@@ -54,6 +54,10 @@ public:
   /// A positive number that may be absent or null.
   std::optional<double> positiveNumber(StringRef key);
 
+  /// `a` x `b`, a size derived from two fields (`what` names them, as in
+  /// "expand x hidden_size"); beyond 64 bits it is an error, and 0.
+  int64_t product(StringRef what, int64_t a, int64_t b);
+
   /// `num_attention_heads (7) does not divide hidden_size (4096)`.
   void requireDivides(StringRef divisorKey, int64_t divisor,
                       StringRef dividendKey, int64_t dividend);

@@ -256,7 +256,8 @@ static void readFalcon(ConfigReader &r, ModelConfig &c) {
   bool alibi = r.boolean("alibi", false);
   // Which tensor the residual starts from: no change in cost.
   r.understood({"apply_residual_connection_post_layernorm"});
-  c.ffn = r.integerOr("ffn_hidden_size", 4 * c.hidden);
+  std::optional<int64_t> ffn = r.optionalInteger("ffn_hidden_size");
+  c.ffn = ffn ? *ffn : r.product("4 x hidden_size", 4, c.hidden);
   int64_t kv = r.has("n_head_kv") ? r.integer("n_head_kv")
                                   : r.integerOr("num_kv_heads", c.heads);
   int64_t norms = r.integerOr("num_ln_in_parallel_attn", 2);
@@ -293,7 +294,8 @@ static void readGPT2(ConfigReader &r, ModelConfig &c) {
   c.maxPositions =
       r.has("n_positions") ? r.integer("n_positions") : r.integer("n_ctx");
   r.understood({"n_ctx"});
-  c.ffn = r.integerOr("n_inner", 4 * c.hidden);
+  std::optional<int64_t> inner = r.optionalInteger("n_inner");
+  c.ffn = inner ? *inner : r.product("4 x n_embd", 4, c.hidden);
   c.tiedEmbeddings = r.boolean("tie_word_embeddings", true);
   std::string act = r.string("activation_function", "gelu_new");
   if (!r.ok())
@@ -426,7 +428,7 @@ static void readDeepSeek(ConfigReader &r, ModelConfig &c, bool v3) {
 
 /// Mamba's dt rank: an integer or "auto", ceil(D / 16).
 static int64_t readDtRank(ConfigReader &r, StringRef key, int64_t hidden) {
-  int64_t automatic = (hidden + 15) / 16;
+  int64_t automatic = hidden / 16 + (hidden % 16 != 0);
   if (!r.isString(key))
     return r.integerOr(key, automatic);
   if (r.string(key, "auto") != "auto")
@@ -444,9 +446,10 @@ static SSMConfig readSSMCommon(ConfigReader &r, ModelConfig &c) {
   SSMConfig m;
   m.state = r.integer("state_size");
   m.convKernel = r.integerOr("conv_kernel", 4);
-  m.inner = r.integerOr("expand", 2) * c.hidden;
-  if (std::optional<int64_t> i = r.optionalInteger("intermediate_size"))
-    m.inner = *i;
+  int64_t expand = r.integerOr("expand", 2);
+  std::optional<int64_t> inner = r.optionalInteger("intermediate_size");
+  m.inner =
+      inner ? *inner : r.product("expand x hidden_size", expand, c.hidden);
   m.convBias = r.boolean("use_conv_bias", true);
   m.projBias = r.boolean("use_bias", false);
   std::string act = r.string("hidden_act", "silu");
@@ -480,7 +483,8 @@ static void readMamba2(ConfigReader &r, ModelConfig &c) {
   m.chunk = r.integerOr("chunk_size", 256);
   // Mamba-2 has no low-rank dt projection.
   r.understood({"time_step_rank"});
-  if (r.ok() && m.heads * m.headDim != m.inner)
+  int64_t channels = r.product("num_heads x head_dim", m.heads, m.headDim);
+  if (r.ok() && channels != m.inner)
     r.error() << "num_heads x head_dim (" << m.heads << " x " << m.headDim
               << ") must equal the mixer's channels, expand x hidden_size = "
               << m.inner;
@@ -499,7 +503,8 @@ static void readJamba(ConfigReader &r, ModelConfig &c) {
   m.version = 1;
   m.state = r.integerOr("mamba_d_state", 16);
   m.convKernel = r.integerOr("mamba_d_conv", 4);
-  m.inner = r.integerOr("mamba_expand", 2) * c.hidden;
+  m.inner = r.product("mamba_expand x hidden_size",
+                      r.integerOr("mamba_expand", 2), c.hidden);
   m.dtRank = readDtRank(r, "mamba_dt_rank", c.hidden);
   m.convBias = r.boolean("mamba_conv_bias", true);
   m.projBias = r.boolean("mamba_proj_bias", false);
@@ -554,7 +559,7 @@ static void readNemotronH(ConfigReader &r, ModelConfig &c) {
   m.version = 2;
   m.heads = r.integer("mamba_num_heads");
   m.headDim = r.integerOr("mamba_head_dim", 64);
-  m.inner = m.heads * m.headDim;
+  m.inner = r.product("mamba_num_heads x mamba_head_dim", m.heads, m.headDim);
   m.state = r.integer("ssm_state_size");
   m.groups = r.integerOr("n_groups", 1);
   m.convKernel = r.integerOr("conv_kernel", 4);

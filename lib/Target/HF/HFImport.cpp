@@ -10,6 +10,8 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::stage;
 
@@ -93,7 +95,14 @@ static OwningOpRef<Operation *> importConfig(llvm::SourceMgr &sourceMgr,
                    << " is not positive";
     return {};
   }
-  config->vocab = (config->vocab + o.padVocab - 1) / o.padVocab * o.padVocab;
+  int64_t missing = (o.padVocab - config->vocab % o.padVocab) % o.padVocab;
+  if (config->vocab > std::numeric_limits<int64_t>::max() - missing) {
+    emitError(loc) << "vocab_size (" << config->vocab
+                   << ") padded to a multiple of " << int64_t(o.padVocab)
+                   << " does not fit in 64 bits";
+    return {};
+  }
+  config->vocab += missing;
   if (build.batch <= 0 || build.seq <= 0) {
     emitError(loc) << "--batch and --seq must be positive";
     return {};
