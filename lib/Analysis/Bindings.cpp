@@ -96,6 +96,7 @@ struct BindingChecks {
     Operation *op;
     Type type;        // TypeDims
     std::string what; // TypeDims
+    sym::Expr count;  // RepeatCount, StepLoop
   };
   std::vector<Check> checks;
   /// The sizes of the TypeDims checks' types, each once.
@@ -104,7 +105,7 @@ struct BindingChecks {
   explicit BindingChecks(Operation *root) {
     // Types are uniqued: each is checked once (at its first value).
     llvm::DenseSet<Type> seen;
-    std::unordered_set<sym::Expr> seenSizes;
+    std::unordered_set<sym::Expr> seenSizes, seenCounts;
     auto typeCheck = [&](Operation *op, Type t, std::string what) {
       if (!seen.insert(t).second)
         return;
@@ -123,8 +124,13 @@ struct BindingChecks {
         checks.push_back({Window, op});
       if (auto rep = nested ? dyn_cast<RepeatOp>(op) : RepeatOp()) {
         // A decode step loop's body is checked under the step's bindings.
+        // A count met before was checked first (the layers' stacks share
+        // theirs).
         bool stepLoop = bool(rep.getStep());
-        checks.push_back({stepLoop ? StepLoop : RepeatCount, op});
+        sym::Expr count = rep.getCount().getValue();
+        if (stepLoop || seenCounts.insert(count).second)
+          checks.push_back(
+              {stepLoop ? StepLoop : RepeatCount, op, {}, {}, count});
         if (stepLoop)
           return WalkResult::skip();
       }
@@ -170,8 +176,7 @@ static LogicalResult runChecks(const BindingChecks &list,
       break;
     }
     auto rep = cast<RepeatOp>(c.op);
-    FailureOr<int64_t> n =
-        evaluateAt(rep.getLoc(), rep.getCount().getValue(), b, "repeat count");
+    FailureOr<int64_t> n = evaluateAt(rep.getLoc(), c.count, b, "repeat count");
     if (failed(n))
       return failure();
     if (*n < 0)

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <limits>
 #include <mutex>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::stage;
@@ -486,12 +487,23 @@ static StageMoments getMoments(ArrayRef<PipelineStep> order) {
       add(now.whole, 2 * c, -1);
     }
   }
+  // A moment covers another only if its counts sum to at least as much: a
+  // test that spares most comparisons of the counts.
+  std::vector<int64_t> sums;
+  for (const StageMoment &m : all)
+    sums.push_back(std::accumulate(m.whole.begin(), m.whole.end(), int64_t(0)) +
+                   std::accumulate(m.awaitingWeights.begin(),
+                                   m.awaitingWeights.end(), int64_t(0)));
   auto keep = [&](std::vector<StageMoment> &kept, auto sameClass) {
-    for (const StageMoment &m : all)
-      if (llvm::none_of(kept, [&](const StageMoment &k) {
-            return sameClass(k, m) && covers(k, m);
-          }))
+    SmallVector<size_t> keptAt;
+    for (auto [i, m] : llvm::enumerate(all))
+      if (llvm::none_of(keptAt, [&](size_t k) {
+            return sums[k] >= sums[i] && sameClass(all[k], m) &&
+                   covers(all[k], m);
+          })) {
+        keptAt.push_back(i);
         kept.push_back(m);
+      }
   };
   keep(out.running, [](const StageMoment &a, const StageMoment &b) {
     return a.position == b.position && a.step.isForward() == b.step.isForward();

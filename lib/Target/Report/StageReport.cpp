@@ -104,8 +104,11 @@ FailureOr<StageReport> memoryReport(func::FuncOp fn, const sym::Bindings &b,
                                     const StageMemory &mem, bool numbersOnly) {
   StageReport sr;
   sr.stage = cls.stage;
-  sr.layers = layerRanges(cls);
-  sr.peakAt = mem.peakAt;
+  // A search reads the memory section's numbers only.
+  if (!numbersOnly) {
+    sr.layers = layerRanges(cls);
+    sr.peakAt = mem.peakAt;
+  }
   FailureOr<Section> m = memorySection(fn, b, mem, numbersOnly);
   if (failed(m))
     return failure();
