@@ -20,6 +20,15 @@ using namespace mlir::stage;
 std::string mlir::stage::checkSchedule(const ScheduleShape &s) {
   if (s.stages < 1 || s.virtualStages < 1 || s.microBatches < 1)
     return "stages, virtual stages and micro-batches must be positive";
+  // (A step holds its chunk and micro-batch in 32 bits.)
+  const int64_t limit = std::numeric_limits<int32_t>::max();
+  if (s.stages > limit || s.virtualStages > limit ||
+      s.stages * s.virtualStages > limit || s.microBatches > limit)
+    return "a schedule of " + std::to_string(s.stages) + " stages, " +
+           std::to_string(s.virtualStages) + " virtual stages and " +
+           std::to_string(s.microBatches) +
+           " micro-batches is beyond any pipeline's (at most 2^31 - 1 "
+           "chunks and micro-batches)";
   if (s.kind == ScheduleKind::interleaved && s.microBatches % s.stages != 0)
     return "the interleaved schedule needs a micro-batch count that is a "
            "multiple of pp: M = " +

@@ -96,8 +96,8 @@ mlir::stage::compileReplay(const ScheduleShape &s, const StageOrders &orders,
   for (const std::vector<PipelineStep> &order : orders) {
     total += order.size();
     for (const PipelineStep &st : order) {
-      chunks = std::max(chunks, st.chunk + 1);
-      microbatches = std::max(microbatches, st.microbatch + 1);
+      chunks = std::max(chunks, int64_t(st.chunk) + 1);
+      microbatches = std::max(microbatches, int64_t(st.microbatch) + 1);
     }
   }
   if (pp != s.stages || int64_t(times.size()) < chunks)

@@ -16,6 +16,7 @@
 
 #include "Stage/Dialect/Stage/IR/StageOps.h"
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,17 +24,25 @@
 
 namespace mlir::stage {
 
-enum class StepKind {
+enum class StepKind : uint8_t {
   Forward,
   Backward,   // input and weight gradients together
   InputGrad,  // B: the gradient the previous stage waits for
   WeightGrad, // W: the weight gradients, any time after B
 };
 
+/// 16 bytes: deep pipelines' orders hold hundreds of thousands (checkSchedule
+/// keeps chunks and micro-batches below 2^31).
 struct PipelineStep {
-  StepKind kind;
-  int64_t chunk;      // virtual stage (getPhysicalStage says where it runs)
-  int64_t microbatch; // 0 .. M-1
+  PipelineStep() = default;
+  PipelineStep(StepKind kind, int64_t chunk, int64_t microbatch,
+               bool pairedWithNext = false)
+      : kind(kind), chunk(int32_t(chunk)), microbatch(int32_t(microbatch)),
+        pairedWithNext(pairedWithNext) {}
+
+  StepKind kind = StepKind::Forward;
+  int32_t chunk = 0;      // virtual stage (getPhysicalStage says where it runs)
+  int32_t microbatch = 0; // 0 .. M-1
   /// Runs together with the next step (DualPipe's overlapped forward and
   /// backward of two micro-batches): both start when both are ready, and
   /// each one's communication can hide behind the other's compute.
