@@ -4,6 +4,7 @@
 #define STAGE_LIB_TARGET_HF_CONFIGREADER_H
 
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
 
@@ -40,6 +41,12 @@ public:
   std::optional<int64_t> optionalInteger(StringRef key);
   int64_t integerOr(StringRef key, int64_t def) {
     return optionalInteger(key).value_or(def);
+  }
+  /// The same with a default derived only when the field is absent (a
+  /// product of other fields may not fit: `product`).
+  int64_t integerOr(StringRef key, llvm::function_ref<int64_t()> def) {
+    std::optional<int64_t> v = optionalInteger(key);
+    return v ? *v : def();
   }
   /// A non-negative count that may be absent or null.
   int64_t countOr(StringRef key, int64_t def);

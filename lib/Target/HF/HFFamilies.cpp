@@ -256,8 +256,9 @@ static void readFalcon(ConfigReader &r, ModelConfig &c) {
   bool alibi = r.boolean("alibi", false);
   // Which tensor the residual starts from: no change in cost.
   r.understood({"apply_residual_connection_post_layernorm"});
-  std::optional<int64_t> ffn = r.optionalInteger("ffn_hidden_size");
-  c.ffn = ffn ? *ffn : r.product("4 x hidden_size", 4, c.hidden);
+  c.ffn = r.integerOr("ffn_hidden_size", [&] {
+    return r.product("4 x hidden_size", 4, c.hidden);
+  });
   int64_t kv = r.has("n_head_kv") ? r.integer("n_head_kv")
                                   : r.integerOr("num_kv_heads", c.heads);
   int64_t norms = r.integerOr("num_ln_in_parallel_attn", 2);
@@ -294,8 +295,8 @@ static void readGPT2(ConfigReader &r, ModelConfig &c) {
   c.maxPositions =
       r.has("n_positions") ? r.integer("n_positions") : r.integer("n_ctx");
   r.understood({"n_ctx"});
-  std::optional<int64_t> inner = r.optionalInteger("n_inner");
-  c.ffn = inner ? *inner : r.product("4 x n_embd", 4, c.hidden);
+  c.ffn = r.integerOr("n_inner",
+                      [&] { return r.product("4 x n_embd", 4, c.hidden); });
   c.tiedEmbeddings = r.boolean("tie_word_embeddings", true);
   std::string act = r.string("activation_function", "gelu_new");
   if (!r.ok())
@@ -447,9 +448,9 @@ static SSMConfig readSSMCommon(ConfigReader &r, ModelConfig &c) {
   m.state = r.integer("state_size");
   m.convKernel = r.integerOr("conv_kernel", 4);
   int64_t expand = r.integerOr("expand", 2);
-  std::optional<int64_t> inner = r.optionalInteger("intermediate_size");
-  m.inner =
-      inner ? *inner : r.product("expand x hidden_size", expand, c.hidden);
+  m.inner = r.integerOr("intermediate_size", [&] {
+    return r.product("expand x hidden_size", expand, c.hidden);
+  });
   m.convBias = r.boolean("use_conv_bias", true);
   m.projBias = r.boolean("use_bias", false);
   std::string act = r.string("hidden_act", "silu");
