@@ -6,7 +6,9 @@
 #  (b) its speed: whole-process time and peak memory (/usr/bin/time -v) of
 #      stage-explore on Llama-3-8B on 64 GPUs, Llama-3-70B serving on 64
 #      GPUs, GPT-3 175B on 1024 GPUs and Llama-3.1-405B on 16384 GPUs, with
-#      the plans per second the tool prints; and the constrained GPT-3
+#      the plans per second the tool prints (per CPU second of a core); the
+#      405B search again with one job, a core alone (two jobs on this
+#      machine's two cores slow each other); and the constrained GPT-3
 #      search with and without --exhaustive (the time the lower bound of
 #      the iteration saves, and that the best plans are the same).
 #
@@ -43,7 +45,7 @@ search() {
     return
   fi
   printf '    %-34s %s; %s s, %s MiB\n' "$name $*" \
-    "$(sed -n 's/^.*Compiled \(.*\) s in all\./\1/p' "$work/$name.md")" \
+    "$(sed -n 's/^.*Compiled \(.*\): CPU seconds per core\. .*/\1/p' "$work/$name.md")" \
     "$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$work/$name.time")" \
     "$(( $(sed -n 's/.*Maximum resident set size (kbytes): //p' "$work/$name.time") / 1024 ))"
 }
@@ -74,3 +76,4 @@ search llama3-8b-64gpu llama-3-8b 512 4096 --gpus=64
 search llama3-70b-serve-64gpu llama-3-70b 256 2048 --gpus=64 --mode=infer --max-tpot=50
 search gpt3-175b-1024gpu gpt3-175b 1536 2048 --gpus=1024 --device-memory=80GB
 search llama3.1-405b-16384gpu llama-3.1-405b 2048 8192 --gpus=16384
+search llama3.1-405b-16384gpu llama-3.1-405b 2048 8192 --gpus=16384 --jobs=1

@@ -513,14 +513,20 @@ static bool walkOrder(ArrayRef<PipelineStep> order, const RankClass &cls,
     effect(StepKind::Backward) = {0, states + sizes.bwd[c],
                                   -sizes.perMicrobatch[c], 0, -1};
   }
+  // Per chunk id, where its effects start (-1: not the class's chunk).
+  SmallVector<int32_t> effectsAt;
+  for (auto [c, id] : llvm::enumerate(cls.chunkIds)) {
+    if (size_t(id) >= effectsAt.size())
+      effectsAt.resize(size_t(id) + 1, -1);
+    effectsAt[size_t(id)] = int32_t(c * kinds);
+  }
   Bytes live = 0, peakLive = 0;
   int64_t inFlight = 0, peakInFlight = 0;
   const PipelineStep *peakAt = nullptr;
   for (const PipelineStep &st : order) {
-    size_t c = llvm::find(cls.chunkIds, st.chunk) - cls.chunkIds.begin();
-    if (c == n)
+    if (size_t(st.chunk) >= effectsAt.size() || effectsAt[st.chunk] < 0)
       return false;
-    const Effect &e = effects[c * kinds + size_t(st.kind)];
+    const Effect &e = effects[size_t(effectsAt[st.chunk]) + size_t(st.kind)];
     live += e.before;
     inFlight += e.inFlightBefore;
     if (peakLive < live) {
@@ -594,11 +600,15 @@ static bool peakOverMoments(const StageMoments &stage, const RankClass &cls,
   SmallVector<size_t> chunkAt;
   for (int64_t c : stage.chunks)
     chunkAt.push_back(llvm::find(cls.chunkIds, c) - cls.chunkIds.begin());
+  size_t n = chunkAt.size();
   auto live = [&](const StageMoment &at) {
+    const int64_t *counts = &stage.counts[at.countsAt];
     Num bytes(0);
-    for (auto [position, ci] : llvm::enumerate(chunkAt))
-      bytes = bytes + sizes.perMicrobatch[ci] * Num(at.whole[position]) +
-              sizes.forWeights[ci] * Num(at.awaitingWeights[position]);
+    for (size_t position = 0; position < n; ++position) {
+      size_t ci = chunkAt[position];
+      bytes = bytes + sizes.perMicrobatch[ci] * Num(counts[position]) +
+              sizes.forWeights[ci] * Num(counts[n + position]);
+    }
     return bytes;
   };
   // The moments come in the order's: the first of the largest value wins,
@@ -626,8 +636,9 @@ static bool peakOverMoments(const StageMoments &stage, const RankClass &cls,
   if (peakActivationsAt) {
     m.peakActivations = rational(peakActivations);
     int64_t inFlight = 0;
-    for (auto [wholeCount, awaitingCount] : llvm::zip(
-             peakActivationsAt->whole, peakActivationsAt->awaitingWeights))
+    for (auto [wholeCount, awaitingCount] :
+         llvm::zip(stage.whole(*peakActivationsAt),
+                   stage.awaitingWeights(*peakActivationsAt)))
       inFlight += wholeCount + awaitingCount;
     m.peakInFlight = inFlight;
   }

@@ -433,17 +433,6 @@ mlir::stage::getStageSchedules(const ScheduleShape &s) {
   return {planned, &planned->orders};
 }
 
-/// Whether `a`'s counts are each at least `b`'s.
-static bool covers(const StageMoment &a, const StageMoment &b) {
-  for (auto [x, y] : llvm::zip(a.whole, b.whole))
-    if (x < y)
-      return false;
-  for (auto [x, y] : llvm::zip(a.awaitingWeights, b.awaitingWeights))
-    if (x < y)
-      return false;
-  return true;
-}
-
 /// `order`'s moments (StageMoments): each distinct one at its first step,
 /// less those an earlier kept one covers (running the same chunk in the
 /// same direction, for `running`).
@@ -453,66 +442,83 @@ static StageMoments getMoments(ArrayRef<PipelineStep> order) {
     if (!llvm::is_contained(out.chunks, st.chunk))
       out.chunks.push_back(st.chunk);
   size_t n = out.chunks.size();
-  StageMoment now;
-  now.whole.assign(n, 0);
-  now.awaitingWeights.assign(n, 0);
-  // The distinct moments, found by a hash of the counts that each step
-  // updates (a step changes one or two counts; deep pipelines repeat a few
-  // moments thousands of times).
+  // The counts now: per chunk whole, then per chunk awaiting weights.
+  SmallVector<int64_t> now(2 * n, 0);
+  // The distinct moments, their counts from `moment * 2n` on in `counts`,
+  // found by a hash of the counts that each step updates (a step changes
+  // one or two counts; deep pipelines repeat a few moments thousands of
+  // times).
   auto factor = [](size_t i) { return 0x9e3779b97f4a7c15ull * (2 * i + 1); };
-  uint64_t counts = 0;
+  uint64_t hash = 0;
   llvm::DenseMap<uint64_t, SmallVector<uint32_t, 1>> byHash;
   std::vector<StageMoment> all;
-  auto same = [&](const StageMoment &m) {
-    return m.position == now.position &&
-           m.step.isForward() == now.step.isForward() && m.whole == now.whole &&
-           m.awaitingWeights == now.awaitingWeights;
+  std::vector<int64_t> counts;
+  auto countsOf = [&](size_t i) {
+    return ArrayRef<int64_t>(counts).slice(i * 2 * n, 2 * n);
   };
   for (const PipelineStep &st : order) {
     size_t c = llvm::find(out.chunks, st.chunk) - out.chunks.begin();
-    auto add = [&](SmallVector<int64_t> &count, size_t slot, int64_t by) {
-      count[c] += by;
-      counts += uint64_t(by) * factor(slot);
+    auto add = [&](size_t slot, int64_t by) {
+      now[slot] += by;
+      hash += uint64_t(by) * factor(slot);
     };
+    size_t whole = c, awaiting = n + c;
     // A forward's activations are there while it runs; a backward's until
     // it ends.
     if (st.isForward())
-      add(now.whole, 2 * c, 1);
-    now.step = st;
-    now.position = c;
+      add(whole, 1);
     // (The top bit clear: DenseMap reserves two keys.)
-    uint64_t hash = (counts ^ (factor(2 * n + c) << st.isForward())) >> 1;
-    SmallVector<uint32_t, 1> &bucket = byHash[hash];
-    if (llvm::none_of(bucket, [&](uint32_t i) { return same(all[i]); })) {
+    uint64_t key = (hash ^ (factor(2 * n + c) << st.isForward())) >> 1;
+    SmallVector<uint32_t, 1> &bucket = byHash[key];
+    if (llvm::none_of(bucket, [&](uint32_t i) {
+          return all[i].position == c &&
+                 all[i].step.isForward() == st.isForward() &&
+                 countsOf(i) == ArrayRef<int64_t>(now);
+        })) {
       bucket.push_back(uint32_t(all.size()));
-      all.push_back(now);
+      all.push_back({st, uint32_t(c), 0});
+      counts.insert(counts.end(), now.begin(), now.end());
     }
     if (st.kind == StepKind::InputGrad) {
-      add(now.whole, 2 * c, -1);
-      add(now.awaitingWeights, 2 * c + 1, 1);
+      add(whole, -1);
+      add(awaiting, 1);
     } else if (st.kind == StepKind::WeightGrad) {
-      add(now.awaitingWeights, 2 * c + 1, -1);
+      add(awaiting, -1);
     } else if (st.kind == StepKind::Backward) {
-      add(now.whole, 2 * c, -1);
+      add(whole, -1);
     }
   }
   // A moment covers another only if its counts sum to at least as much: a
   // test that spares most comparisons of the counts.
   std::vector<int64_t> sums;
-  for (const StageMoment &m : all)
-    sums.push_back(std::accumulate(m.whole.begin(), m.whole.end(), int64_t(0)) +
-                   std::accumulate(m.awaitingWeights.begin(),
-                                   m.awaitingWeights.end(), int64_t(0)));
+  for (size_t i = 0; i < all.size(); ++i) {
+    ArrayRef<int64_t> k = countsOf(i);
+    sums.push_back(std::accumulate(k.begin(), k.end(), int64_t(0)));
+  }
+  auto covers = [&](size_t a, size_t b) {
+    for (auto [x, y] : llvm::zip(countsOf(a), countsOf(b)))
+      if (x < y)
+        return false;
+    return true;
+  };
+  // The kept moments' counts, once each (a moment may be in both lists).
+  std::vector<uint32_t> keptAt(all.size(), ~0u);
   auto keep = [&](std::vector<StageMoment> &kept, auto sameClass) {
-    SmallVector<size_t> keptAt;
-    for (auto [i, m] : llvm::enumerate(all))
-      if (llvm::none_of(keptAt, [&](size_t k) {
-            return sums[k] >= sums[i] && sameClass(all[k], m) &&
-                   covers(all[k], m);
-          })) {
-        keptAt.push_back(i);
-        kept.push_back(m);
+    SmallVector<size_t> keptHere;
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (llvm::any_of(keptHere, [&](size_t k) {
+            return sums[k] >= sums[i] && sameClass(all[k], all[i]) &&
+                   covers(k, i);
+          }))
+        continue;
+      keptHere.push_back(i);
+      if (keptAt[i] == ~0u) {
+        keptAt[i] = uint32_t(out.counts.size());
+        ArrayRef<int64_t> k = countsOf(i);
+        out.counts.insert(out.counts.end(), k.begin(), k.end());
       }
+      kept.push_back({all[i].step, all[i].position, keptAt[i]});
+    }
   };
   keep(out.running, [](const StageMoment &a, const StageMoment &b) {
     return a.position == b.position && a.step.isForward() == b.step.isForward();

@@ -15,8 +15,8 @@
 #include "mlir/Pass/PassManager.h"
 
 #include <atomic>
-#include <chrono>
 #include <cmath>
+#include <ctime>
 #include <mutex>
 #include <numeric>
 #include <thread>
@@ -182,9 +182,12 @@ std::optional<StatesBound> getStatesBound(ModuleOp model,
                      e->optimizerBytes / e->parameters};
 }
 
-using Clock = std::chrono::steady_clock;
-double secondsSince(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
+/// The calling thread's CPU time in seconds: the search's phases are timed
+/// per core (summed over the threads), whatever else the machine runs.
+double threadSeconds() {
+  timespec now;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return double(now.tv_sec) + double(now.tv_nsec) * 1e-9;
 }
 } // namespace
 
@@ -289,7 +292,7 @@ static bool searchStep(ModuleOp model, const SearchRequest &r,
                        const std::vector<Plan> &plans, const PlanBounds &bounds,
                        BestTimes &best, ShapeOutcome &out,
                        std::vector<size_t> &own) {
-  auto compileStart = Clock::now();
+  double compileStart = threadSeconds();
   FailureOr<OwningOpRef<ModuleOp>> step;
   std::string why;
   {
@@ -297,13 +300,13 @@ static bool searchStep(ModuleOp model, const SearchRequest &r,
     step = compilePlan(model, r, representative);
     why = error.message;
   }
-  out.compileSeconds += secondsSince(compileStart);
+  out.compileSeconds += threadSeconds() - compileStart;
   if (failed(step)) {
     out.excluded["compilation: " + why] += int64_t(members.size());
     return false;
   }
   FailureOr<sym::Bindings> stepBindings = getModuleBindings(**step);
-  auto evaluateStart = Clock::now();
+  double evaluateStart = threadSeconds();
   // The step stays as compiled while its plans are evaluated.
   SymbolicCache cache;
   for (auto [n, index] : llvm::enumerate(members)) {
@@ -316,13 +319,13 @@ static bool searchStep(ModuleOp model, const SearchRequest &r,
     FailureOr<report::StepEstimate> e;
     {
       FirstError error;
-      auto planStart = Clock::now();
+      double planStart = threadSeconds();
       // The first plan's evaluation also derives what the cache keeps: its
       // time too, should it not fit (later plans skip that).
       e = report::estimateStep(**step, planBindings(*stepBindings, p), r.device,
                                n == 0 ? 0.0 : r.device.memoryCapacity);
       if (n == 0)
-        out.firstPlanSeconds += secondsSince(planStart);
+        out.firstPlanSeconds += threadSeconds() - planStart;
       why = error.message;
     }
     if (failed(e) && &p != &representative) {
@@ -371,7 +374,7 @@ static bool searchStep(ModuleOp model, const SearchRequest &r,
   // In the plan space's order, as an exhaustive search finds them.
   llvm::sort(out.ranked,
              [](const auto &a, const auto &b) { return a.first < b.first; });
-  out.evaluateSeconds += secondsSince(evaluateStart);
+  out.evaluateSeconds += threadSeconds() - evaluateStart;
   return true;
 }
 
@@ -441,7 +444,7 @@ static void getPlanBounds(ModuleOp model, const SearchRequest &r,
   });
   std::vector<double> seconds(groups.size(), 0.0);
   parallelFor(groups.size(), threads, [&](size_t g) {
-    auto start = Clock::now();
+    double start = threadSeconds();
     const std::vector<size_t> &members = groups[g];
     FirstError quiet;
     FailureOr<OwningOpRef<ModuleOp>> step =
@@ -480,7 +483,7 @@ static void getPlanBounds(ModuleOp model, const SearchRequest &r,
         }
       }
     }
-    seconds[g] = secondsSince(start);
+    seconds[g] = threadSeconds() - start;
   });
   for (double s : seconds)
     result.boundSeconds += s;

@@ -140,7 +140,9 @@ std::string mlir::stage::explore::describeSearch(const SearchResult &r,
   if (later > 0 && laterSeconds > 0)
     os << "; " << int64_t(std::llround(double(later) / laterSeconds))
        << " plans/s after each shape's first";
-  os << "); " << fixed(t.wallSeconds, 2) << " s in all.\n";
+  // The phases in CPU time (a core's work, whatever else runs).
+  os << "): CPU seconds per core. " << fixed(t.wallSeconds, 2)
+     << " s in all.\n";
   return s;
 }
 

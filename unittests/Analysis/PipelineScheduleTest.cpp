@@ -635,7 +635,8 @@ fromMoments(const StageMoments &moments, const std::map<int64_t, int64_t> &kept,
   auto live = [&](const StageMoment &m) {
     int64_t bytes = 0;
     for (auto [i, c] : llvm::enumerate(moments.chunks))
-      bytes += m.whole[i] * kept.at(c) + m.awaitingWeights[i] * weights.at(c);
+      bytes += moments.whole(m)[i] * kept.at(c) +
+               moments.awaitingWeights(m)[i] * weights.at(c);
     return bytes;
   };
   WalkPeak out;
@@ -643,7 +644,8 @@ fromMoments(const StageMoments &moments, const std::map<int64_t, int64_t> &kept,
     if (out.peakKept < live(m)) {
       out.peakKept = live(m);
       out.inFlightAtPeakKept = 0;
-      for (auto [whole, awaiting] : llvm::zip(m.whole, m.awaitingWeights))
+      for (auto [whole, awaiting] :
+           llvm::zip(moments.whole(m), moments.awaitingWeights(m)))
         out.inFlightAtPeakKept += whole + awaiting;
     }
   for (const StageMoment &m : moments.running) {

@@ -90,15 +90,12 @@ getStageSchedules(const ScheduleShape &shape);
 std::vector<PipelineStep> getStageSchedule(const ScheduleShape &shape,
                                            int64_t p);
 
-/// A moment of a stage's order, for its memory: per chunk of the stage
-/// (`StageMoments::chunks`), the micro-batches whose activations it keeps
-/// whole (forward started, backward or input gradient not ended) and those
-/// kept for their weight gradients (input gradient ended, weight gradient
-/// not), while `step` runs on chunk `chunks[position]`.
+/// A moment of a stage's order, for its memory: `step` runs on chunk
+/// `chunks[position]` of the stage (StageMoments), with the counts kept
+/// from `countsAt` on in StageMoments::counts.
 struct StageMoment {
-  SmallVector<int64_t> whole, awaitingWeights;
   PipelineStep step;
-  size_t position = 0;
+  uint32_t position = 0, countsAt = 0;
 };
 /// The moments of a stage's order at which its memory may peak, whatever
 /// each chunk keeps per micro-batch (bytes are never negative): of the
@@ -110,7 +107,21 @@ struct StageMoment {
 /// either is the first of the whole order.
 struct StageMoments {
   SmallVector<int64_t> chunks;
+  /// Each moment's counts, per chunk: the micro-batches whose activations
+  /// it keeps whole (forward started, backward or input gradient not
+  /// ended), then those kept for their weight gradients (input gradient
+  /// ended, weight gradient not). Flat: a search reads every stage's
+  /// moments for every plan.
+  std::vector<int64_t> counts;
   std::vector<StageMoment> running, kept;
+
+  ArrayRef<int64_t> whole(const StageMoment &m) const {
+    return ArrayRef<int64_t>(counts).slice(m.countsAt, chunks.size());
+  }
+  ArrayRef<int64_t> awaitingWeights(const StageMoment &m) const {
+    return ArrayRef<int64_t>(counts).slice(m.countsAt + chunks.size(),
+                                           chunks.size());
+  }
 };
 /// Per physical stage, the moments of its order (kept while a
 /// SymbolicCache lives).

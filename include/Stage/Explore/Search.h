@@ -93,8 +93,9 @@ struct SearchResult {
   int64_t boundSkipped = 0, shapesSkipped = 0;
   /// The steps without a pipeline compiled for the bounds.
   int64_t boundShapes = 0;
-  /// Summed over the threads: per core. The bounds' compilations (one per
-  /// shape without a pipeline) and evaluations.
+  /// CPU seconds of the threads that ran them, summed: per core. The
+  /// bounds' compilations (one per shape without a pipeline) and
+  /// evaluations.
   double compileSeconds = 0, evaluateSeconds = 0, boundSeconds = 0;
   /// Of the evaluation, that of each shape's first plan, which also derives
   /// what the shape's later plans reuse (docs/Explore.md).
