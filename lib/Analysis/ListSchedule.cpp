@@ -20,7 +20,6 @@ using namespace mlir;
 using namespace mlir::stage;
 
 namespace {
-enum Kind { Forward = 0, InputGrad = 1, WeightGrad = 2 };
 /// The rule as a table: per set of ready steps (bit 2 kind + i for kind
 /// `kind` of the rank's chunk i: 0 the later, 1 the earlier), the one to
 /// run (2 kind + i), or -1.
@@ -46,7 +45,7 @@ private:
   }
   /// Where step `code`'s count of ends is kept: chunk -1's and 2 pp's
   /// come first and last.
-  static size_t endedAt(int64_t code) { return size_t(code + 4); }
+  static size_t endedAt(int64_t code) { return size_t(code + CodesPerChunk); }
   /// Rank p, free at t, starts what the rule picks of its ready steps.
   void look(int64_t p);
   void start(int64_t p, int choice);
@@ -61,7 +60,7 @@ private:
   RuleTable rule;
   /// Other rules, and where this schedule first parts from theirs.
   SmallVector<std::pair<RuleTable, ListPoint *>, 2> watched;
-  /// Per chunk and kind (at 4 chunk + kind, the code the log keeps; the
+  /// Per chunk and kind (at its code, as the log keeps it; the
   /// fourth, a whole backward, is never run), the step's duration, kept
   /// positive so that time advances, and the next micro-batch to run.
   std::vector<double> durations;
@@ -71,7 +70,7 @@ private:
   /// to start.
   std::vector<double> free, workLeft;
   std::vector<int64_t> inFlight;
-  /// Per step (4 chunk + kind), the ranks that may pick something new when
+  /// Per step code, the ranks that may pick something new when
   /// one ends: its own, now free, and the one whose steps wait for it (a
   /// forward's next chunk's forward, an input gradient's previous chunk's
   /// input gradient; a weight gradient's, none: rank pp).
@@ -109,13 +108,14 @@ RuleTable getRuleTable(Preference pref) {
   // forwards (the later chunk's first) in the order the rule says, then
   // weight gradients (the later chunk's first).
   int firstInput = pref.earlierInputGrad ? 1 : 0;
-  std::array<int, 2> inputs = {2 * InputGrad + firstInput,
-                               2 * InputGrad + 1 - firstInput};
-  std::array<int, 2> forwards = {2 * Forward, 2 * Forward + 1};
+  std::array<int, 2> inputs = {2 * InputGradCode + firstInput,
+                               2 * InputGradCode + 1 - firstInput};
+  std::array<int, 2> forwards = {2 * ForwardCode, 2 * ForwardCode + 1};
   std::array<int, 2> first = pref.forwardFirst ? forwards : inputs;
   std::array<int, 2> second = pref.forwardFirst ? inputs : forwards;
-  std::array<int, 6> order = {first[0],  first[1],       second[0],
-                              second[1], 2 * WeightGrad, 2 * WeightGrad + 1};
+  std::array<int, 6> order = {first[0],           first[1],
+                              second[0],          second[1],
+                              2 * WeightGradCode, 2 * WeightGradCode + 1};
   RuleTable rule;
   for (int ready = 0; ready < 64; ++ready) {
     rule[ready] = -1;
@@ -151,7 +151,7 @@ ListScheduler::ListScheduler(const ScheduleShape &s, Preference pref,
     }
     durations.push_back(0);
   }
-  next.assign(size_t(4 * chunks), 0);
+  next.assign(size_t(CodesPerChunk * chunks), 0);
   free.assign(size_t(pp + 1), 0);
   free[pp] = std::numeric_limits<double>::infinity();
   workLeft.assign(size_t(pp), 0);
@@ -161,15 +161,16 @@ ListScheduler::ListScheduler(const ScheduleShape &s, Preference pref,
   };
   for (int64_t c = 0; c < chunks; ++c) {
     for (int k = 0; k < 3; ++k)
-      workLeft[size_t(rankOf(c))] += double(M) * durations[size_t(4 * c + k)];
+      workLeft[size_t(rankOf(c))] +=
+          double(M) * durations[size_t(CodesPerChunk * c + k)];
     watchers.push_back({rankOf(c), rankOf(c + 1)});
     watchers.push_back({rankOf(c), rankOf(c - 1)});
     watchers.push_back({rankOf(c), pp});
     watchers.push_back({pp, pp});
   }
-  ended.assign(endedAt(4 * (chunks + 1)), 0);
-  ended[endedAt(4 * -1 + Forward)] = M;
-  ended[endedAt(4 * chunks + InputGrad)] = M;
+  ended.assign(endedAt(CodesPerChunk * (chunks + 1)), 0);
+  ended[endedAt(CodesPerChunk * -1 + ForwardCode)] = M;
+  ended[endedAt(CodesPerChunk * chunks + InputGradCode)] = M;
   ends.assign(mask + 1, End{0, 0});
   log.resize(size_t(remaining));
   logged = log.data();
@@ -185,13 +186,15 @@ void ListScheduler::look(int64_t p) {
   int ready = 0;
   for (int i = 0; i < 2; ++i) {
     int64_t c = chunkOf(p, i);
-    const int64_t *n = &next[size_t(4 * c)];
-    const int64_t *e = &ended[endedAt(4 * c)];
-    int64_t f = n[Forward], b = n[InputGrad];
-    ready |= int(room & (f < M) & (f < e[Forward - 4])) << (2 * Forward + i);
-    ready |= int((b < M) & (b < e[Forward]) & (b < e[InputGrad + 4]))
-             << (2 * InputGrad + i);
-    ready |= int(n[WeightGrad] < b) << (2 * WeightGrad + i);
+    const int64_t *n = &next[size_t(CodesPerChunk * c)];
+    const int64_t *e = &ended[endedAt(CodesPerChunk * c)];
+    int64_t f = n[ForwardCode], b = n[InputGradCode];
+    ready |= int(room & (f < M) & (f < e[ForwardCode - CodesPerChunk]))
+             << (2 * ForwardCode + i);
+    ready |= int((b < M) & (b < e[ForwardCode]) &
+                 (b < e[InputGradCode + CodesPerChunk]))
+             << (2 * InputGradCode + i);
+    ready |= int(n[WeightGradCode] < b) << (2 * WeightGradCode + i);
   }
   int choice = rule[size_t(ready)];
   if (choice < 0)
@@ -207,10 +210,10 @@ void ListScheduler::look(int64_t p) {
 void ListScheduler::start(int64_t p, int choice) {
   int kind = choice / 2;
   int64_t c = chunkOf(p, choice % 2);
-  size_t step = size_t(4 * c + kind);
+  size_t step = size_t(CodesPerChunk * c + kind);
   double duration = durations[step], end = t + duration;
   ++next[step];
-  inFlight[p] += int64_t(kind == Forward) - int64_t(kind == WeightGrad);
+  inFlight[p] += int64_t(kind == ForwardCode) - int64_t(kind == WeightGradCode);
   *logged++ = uint32_t(step);
   free[p] = end;
   workLeft[p] -= duration;
@@ -320,8 +323,6 @@ ListOutcome mlir::stage::listSchedule(
 
 StageOrders mlir::stage::getListOrders(const ScheduleShape &s,
                                        const StartedSteps &started) {
-  static const StepKind kinds[] = {StepKind::Forward, StepKind::InputGrad,
-                                   StepKind::WeightGrad};
   int64_t chunks = 2 * s.stages;
   std::vector<int64_t> stageOf;
   for (int64_t c = 0; c < chunks; ++c)
@@ -330,11 +331,11 @@ StageOrders mlir::stage::getListOrders(const ScheduleShape &s,
   StageOrders orders(size_t(s.stages));
   for (std::vector<PipelineStep> &o : orders)
     o.reserve(size_t(6 * s.microBatches));
-  std::vector<int64_t> next(size_t(4 * chunks), 0);
+  std::vector<int64_t> next(size_t(CodesPerChunk * chunks), 0);
   for (uint32_t step : started) {
-    int64_t c = step / 4;
+    int64_t c = step / CodesPerChunk;
     PipelineStep &added = orders[size_t(stageOf[c])].emplace_back();
-    added.kind = kinds[step % 4];
+    added.kind = getStepKind(step);
     added.chunk = c;
     added.microbatch = next[step]++;
   }

@@ -31,9 +31,34 @@ struct ListOutcome {
   double end = 0;
 };
 
-/// The steps a list schedule started, in the order it started them, each as
-/// 4 chunk + kind (0 forward, 1 input gradient, 2 weight gradient): the
-/// orders of the rules a plan does not keep are never built.
+/// A step's code, as a list schedule's log (StartedSteps) and a replay
+/// program (ScheduleReplay.h) keep it: CodesPerChunk chunk + its kind's.
+enum StepCode {
+  ForwardCode,
+  InputGradCode,
+  WeightGradCode,
+  BackwardCode, // a whole backward: never in a list schedule's log
+  CodesPerChunk
+};
+/// The code of `step`.
+inline uint32_t getStepCode(const PipelineStep &step) {
+  StepCode kind = step.kind == StepKind::Forward      ? ForwardCode
+                  : step.kind == StepKind::InputGrad  ? InputGradCode
+                  : step.kind == StepKind::WeightGrad ? WeightGradCode
+                                                      : BackwardCode;
+  return uint32_t(CodesPerChunk * step.chunk + kind);
+}
+/// The kind of the steps of code `code`.
+inline StepKind getStepKind(uint32_t code) {
+  static constexpr StepKind kinds[] = {StepKind::Forward, StepKind::InputGrad,
+                                       StepKind::WeightGrad,
+                                       StepKind::Backward};
+  return kinds[code % CodesPerChunk];
+}
+
+/// The steps a list schedule started, in the order it started them, each
+/// as its code (never a whole backward): the orders of the rules a plan
+/// does not keep are never built.
 using StartedSteps = std::vector<uint32_t>;
 
 /// Where a list schedule stood when it first picked otherwise than another

@@ -13,29 +13,11 @@
 using namespace mlir;
 using namespace mlir::stage;
 
-namespace {
-enum Kind : uint32_t { Forward, InputGrad, WeightGrad, Backward };
-
-Kind kindOf(StepKind k) {
-  switch (k) {
-  case StepKind::Forward:
-    return Forward;
-  case StepKind::InputGrad:
-    return InputGrad;
-  case StepKind::WeightGrad:
-    return WeightGrad;
-  case StepKind::Backward:
-    break;
-  }
-  return Backward;
-}
-} // namespace
-
-/// Per 4 chunk + kind, its steps' time.
+/// Per step code, its steps' time.
 static std::vector<double> getLengths(const ReplayProgram &program,
                                       ArrayRef<StepWeights> times) {
   std::vector<double> lengths;
-  lengths.reserve(size_t(4 * program.chunks));
+  lengths.reserve(size_t(CodesPerChunk * program.chunks));
   for (const StepWeights &w : times.take_front(size_t(program.chunks)))
     lengths.insert(lengths.end(), {w.forward, w.inputGrad, w.weightGrad,
                                    w.inputGrad + w.weightGrad});
@@ -51,7 +33,7 @@ static ScheduleSpan getSpanOf(ArrayRef<double> free, ArrayRef<double> busy) {
   return span;
 }
 
-/// A program with no steps yet: each (chunk, kind)'s slots, with a
+/// A program with no steps yet: each step code's slots, with a
 /// forward's end kept at 2 + c M + m and an input gradient's (or whole
 /// backward's) at 2 + (chunks + c) M + m. `runs`, if given, is false for a
 /// (chunk, kind) whose steps would wait for a chunk that does not exist
@@ -132,8 +114,7 @@ mlir::stage::compileReplay(const ScheduleShape &s, const StageOrders &orders,
     }
   };
   auto slotOf = [&](const PipelineStep &st, int i) {
-    const ReplayProgram::Slots &at =
-        program.slots[size_t(4 * st.chunk + kindOf(st.kind))];
+    const ReplayProgram::Slots &at = program.slots[getStepCode(st)];
     return at.base[i] + uint32_t(st.microbatch) * at.stride[i];
   };
   while (!pending.empty()) {
@@ -148,7 +129,7 @@ mlir::stage::compileReplay(const ScheduleShape &s, const StageOrders &orders,
       double start = free[p];
       for (size_t k = 0; k < count && ready; ++k) {
         const PipelineStep &st = order[next[p] + k];
-        size_t code = size_t(4 * st.chunk + kindOf(st.kind));
+        size_t code = getStepCode(st);
         if (!runs[code] || program.slots[code].stage != p)
           return std::nullopt;
         double first = ends[slotOf(st, 0)], second = ends[slotOf(st, 1)];
@@ -161,7 +142,7 @@ mlir::stage::compileReplay(const ScheduleShape &s, const StageOrders &orders,
         program.pairs.push_back(uint32_t(program.steps.size()));
       for (size_t k = 0; k < count; ++k) {
         const PipelineStep &st = order[next[p]++];
-        uint32_t code = uint32_t(4 * st.chunk + kindOf(st.kind));
+        uint32_t code = getStepCode(st);
         program.steps.push_back({code, uint32_t(st.microbatch)});
         double end = start + lengths[code];
         ends[slotOf(st, 2)] = end;
@@ -188,7 +169,7 @@ ReplayProgram mlir::stage::compileListReplay(const ScheduleShape &s,
   int64_t chunks = s.stages * s.virtualStages;
   ReplayProgram program = startProgram(s, chunks, s.microBatches);
   program.steps.resize(started.size());
-  std::vector<uint32_t> next(size_t(4 * chunks), 0);
+  std::vector<uint32_t> next(size_t(CodesPerChunk * chunks), 0);
   for (auto [code, step] : llvm::zip(started, program.steps))
     step = {code, next[code]++};
   return program;

@@ -24,8 +24,7 @@ namespace mlir::stage {
 /// beyond them): a replay runs each once, never waiting, in one pass of
 /// maxima and sums.
 struct ReplayProgram {
-  /// Each step as 4 chunk + kind (0 forward, 1 input gradient, 2 weight
-  /// gradient, 3 whole backward) and its micro-batch.
+  /// Each step as its code (getStepCode) and its micro-batch.
   struct Step {
     uint32_t code, microbatch;
   };
@@ -33,7 +32,7 @@ struct ReplayProgram {
   /// The indices of the steps that start with the next one, which runs
   /// after them (DualPipe's pairs: both start when both are ready).
   std::vector<uint32_t> pairs;
-  /// Per 4 chunk + kind, where its steps run and the slots their inputs'
+  /// Per step code, where its steps run and the slots their inputs'
   /// and own ends are kept in: micro-batch m's at base + m stride (slot 0
   /// holds 0, for no input; slot 1 is never read).
   struct Slots {

@@ -42,13 +42,15 @@ void addFlopRows(SectionBuilder &f, const PhaseCosts &pc,
 /// states and the peak.
 FailureOr<Section> memorySection(func::FuncOp fn, const sym::Bindings &b,
                                  const StageMemory &mem, bool numbersOnly) {
-  SectionBuilder m(fn, b, "memory", "Memory per rank (bytes)");
-  // A search reads the values the memory model evaluated (once per twin
-  // class); the report shows the expressions too.
+  // A search reads by key the values the memory model evaluated (once per
+  // twin class), for every rank class of every plan: no title or labels.
+  // The report shows them and the expressions.
+  SectionBuilder m(fn, b, "memory",
+                   numbersOnly ? "" : "Memory per rank (bytes)");
   auto states = [&](const char *key, const char *label, const char *unit,
                     const sym::Expr &e, const sym::Rational &value) {
     if (numbersOnly)
-      m.addValue(key, label, unit, value);
+      m.addValue(key, "", unit, value);
     else
       m.add(key, label, unit, e);
   };
@@ -62,8 +64,8 @@ FailureOr<Section> memorySection(func::FuncOp fn, const sym::Bindings &b,
          v.optimizerMoments);
   states("model_states", "model states", "B", exprs.modelStates, v.modelStates);
   if (numbersOnly) {
-    m.addValue("peak", "peak", "B", mem.peak);
-    m.addValue("parameters", "parameters held", "", v.parameters);
+    m.addValue("peak", "", "B", mem.peak);
+    m.addValue("parameters", "", "", v.parameters);
     return m.take();
   }
   sym::Expr perMicrobatch;
