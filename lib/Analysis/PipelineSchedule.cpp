@@ -476,7 +476,7 @@ static StageMoments getMoments(ArrayRef<PipelineStep> order) {
                  countsOf(i) == ArrayRef<int64_t>(now);
         })) {
       bucket.push_back(uint32_t(all.size()));
-      all.push_back({st, uint32_t(c), 0});
+      all.push_back({st, uint32_t(c), 0}); // (countsAt: once kept)
       counts.insert(counts.end(), now.begin(), now.end());
     }
     if (st.kind == StepKind::InputGrad) {
