@@ -46,7 +46,7 @@ inline uint32_t getStepCode(const PipelineStep &step) {
                   : step.kind == StepKind::InputGrad  ? InputGradCode
                   : step.kind == StepKind::WeightGrad ? WeightGradCode
                                                       : BackwardCode;
-  return uint32_t(CodesPerChunk * step.chunk + kind);
+  return uint32_t(int64_t(CodesPerChunk) * step.chunk + kind);
 }
 /// The kind of the steps of code `code`.
 inline StepKind getStepKind(uint32_t code) {
