@@ -600,15 +600,13 @@ static bool peakOverMoments(const StageMoments &stage, const RankClass &cls,
   SmallVector<size_t> chunkAt;
   for (int64_t c : stage.chunks)
     chunkAt.push_back(llvm::find(cls.chunkIds, c) - cls.chunkIds.begin());
-  size_t n = chunkAt.size();
   auto live = [&](const StageMoment &at) {
-    const int64_t *counts = &stage.counts[at.countsAt];
+    ArrayRef<int64_t> whole = stage.whole(at),
+                      awaiting = stage.awaitingWeights(at);
     Num bytes(0);
-    for (size_t position = 0; position < n; ++position) {
-      size_t ci = chunkAt[position];
-      bytes = bytes + sizes.perMicrobatch[ci] * Num(counts[position]) +
-              sizes.forWeights[ci] * Num(counts[n + position]);
-    }
+    for (auto [position, ci] : llvm::enumerate(chunkAt))
+      bytes = bytes + sizes.perMicrobatch[ci] * Num(whole[position]) +
+              sizes.forWeights[ci] * Num(awaiting[position]);
     return bytes;
   };
   // The moments come in the order's: the first of the largest value wins,

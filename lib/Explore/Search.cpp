@@ -319,9 +319,10 @@ static bool searchStep(ModuleOp model, const SearchRequest &r,
     FailureOr<report::StepEstimate> e;
     {
       FirstError error;
-      double planStart = threadSeconds();
       // The first plan's evaluation also derives what the cache keeps: its
-      // time too, should it not fit (later plans skip that).
+      // time too, should it not fit (later plans skip that). Timed alone
+      // (reading a thread's CPU clock is a system call).
+      double planStart = n == 0 ? threadSeconds() : 0;
       e = report::estimateStep(**step, planBindings(*stepBindings, p), r.device,
                                n == 0 ? 0.0 : r.device.memoryCapacity);
       if (n == 0)
