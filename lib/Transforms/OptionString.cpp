@@ -59,6 +59,10 @@ LogicalResult mlir::stage::checkOptionString(
   llvm::StringMap<StringRef> seen;
   for (StringRef word : splitWords(options)) {
     auto [key, value] = word.split('=');
+    if (key.empty())
+      return errorHandler(pass + ": '" + word +
+                          "' has no option name before '='; options are "
+                          "name=value, separated by spaces");
     if (hasCommaOption(value))
       return errorHandler(pass + ": separate options with spaces, as in \"" +
                           key + "=" + value.split(',').first + " " +

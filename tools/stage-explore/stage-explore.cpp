@@ -128,6 +128,7 @@ static std::string getModelName(ModuleOp m) {
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::stage::setBugReportMessage();
+  mlir::stage::handleOutputErrors(argc, argv);
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv, "stage-explore: the best parallelization plans of a model\n");
@@ -306,13 +307,11 @@ int main(int argc, char **argv) {
     (*step)->print(stepFile->os());
     stepFile->os() << "\n"; // as stage-opt ends its output
     FailureOr<int64_t> ranks = writeTraces(**step, tracesDir);
-    if (failed(ranks))
+    if (failed(ranks) || !mlir::stage::keepOutput(*stepFile, stepPath))
       return 1;
-    stepFile->keep();
     llvm::errs() << "stage-explore: the best plan (" << best.options()
                  << "): " << stepPath << " and " << *ranks << " rank traces in "
                  << tracesDir << "\n";
   }
-  out->keep();
-  return 0;
+  return mlir::stage::keepOutput(*out, output) ? 0 : 1;
 }

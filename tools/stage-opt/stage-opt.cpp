@@ -11,6 +11,7 @@ void registerTestShardingRulesPass();
 
 int main(int argc, char **argv) {
   mlir::stage::setBugReportMessage();
+  mlir::stage::handleOutputErrors(argc, argv);
   mlir::stage::hideLibraryOptions();
   mlir::DialectRegistry registry;
   mlir::stage::registerAllDialects(registry);

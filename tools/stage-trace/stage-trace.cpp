@@ -1,12 +1,14 @@
 //===- stage-trace.cpp - Checks and statistics of Chakra trace sets -------===//
 //
-//   stage-trace verify DIR [--prefix=workload] [--groups=FILE] [--jobs=N]
-//   stage-trace stats DIR  [--prefix=workload] [--groups=FILE]
+//   stage-trace verify DIR [--prefix=workload] [--jobs=N]
+//   stage-trace stats DIR  [--prefix=workload]
 //   stage-trace show DIR --rank=R [--format=text|json] [--node=ID]
 //   stage-trace timeline DIR [--ranks=0,8,...] [--device=h100] [-o FILE]
 //
-// Works on any generator's traces: <prefix>.<rank>.et for every rank and the
-// communicator groups in <prefix>.json.
+// A set is what its manifest <prefix>.manifest.json names, every file
+// matching it (docs/Safety.md). Any other generator's traces, with
+// --without-manifest: <prefix>.<rank>.et for every rank and the
+// communicator groups in <prefix>.json (or --groups=FILE).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +16,7 @@
 #include "Stage/Target/ChakraVerify/Show.h"
 #include "Stage/Target/ChakraVerify/Timeline.h"
 #include "Stage/Target/ChakraVerify/Verifier.h"
+#include "Stage/Target/TargetOptions.h"
 #include "Stage/Tools/ToolSetup.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -27,18 +30,30 @@
 namespace cl = llvm::cl;
 
 static cl::OptionCategory category("stage-trace options");
-static cl::opt<std::string> command(cl::Positional, cl::Required,
+static cl::opt<std::string> command(cl::Positional,
                                     cl::desc("<verify|stats|show|timeline>"),
                                     cl::cat(category));
-static cl::opt<std::string> directory(cl::Positional, cl::Required,
+static cl::opt<std::string> directory(cl::Positional,
                                       cl::desc("<trace directory>"),
                                       cl::cat(category));
 static cl::opt<std::string> prefix("prefix",
                                    cl::desc("Trace files are <prefix>.<rank>.et"),
                                    cl::init("workload"), cl::cat(category));
 static cl::opt<std::string> groups(
-    "groups", cl::desc("Communicator groups file (default <dir>/<prefix>.json)"),
+    "groups",
+    cl::desc("With --without-manifest: the communicator groups file "
+             "(default <dir>/<prefix>.json)"),
     cl::cat(category));
+static cl::opt<bool> withoutManifest(
+    "without-manifest",
+    cl::desc("Read a set that has no manifest (another generator's): its "
+             "files found by name"),
+    cl::init(false), cl::cat(category));
+static cl::opt<std::string> maxFileBytes(
+    "max-trace-bytes-per-rank",
+    cl::desc("Refuse to read a file larger than this (as the emitter's "
+             "limit)"),
+    cl::init("4GiB"), cl::cat(category));
 // LLVM's libraries already register `threads`.
 static cl::opt<unsigned> jobs("jobs", cl::desc("Threads (0: all cores)"),
                               cl::init(0), cl::cat(category));
@@ -68,14 +83,33 @@ static cl::alias jobsShort("j", cl::desc("Alias for --jobs"),
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::stage::setBugReportMessage();
+  mlir::stage::handleOutputErrors(argc, argv);
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(argc, argv,
                               "stage-trace: check Chakra execution trace sets\n");
+  if (command.empty() || directory.empty()) {
+    llvm::errs() << "error: "
+                 << (command.empty() ? std::string("a command")
+                                     : "stage-trace " + command + " needs")
+                 << (command.empty() ? " and a trace directory are needed"
+                                     : " a trace directory")
+                 << ": stage-trace <verify|stats|show|timeline> DIR "
+                    "(--help lists the options)\n";
+    return 1;
+  }
   stage::trace::TraceSetOptions o;
   o.dir = directory;
   o.prefix = prefix;
   o.groups = groups;
   o.threads = jobs;
+  o.withoutManifest = withoutManifest;
+  std::optional<double> limit = mlir::stage::parseByteSize(maxFileBytes);
+  if (!limit || *limit < 1) {
+    llvm::errs() << "error: --max-trace-bytes-per-rank=" << maxFileBytes
+                 << ": expected a size, as in 4GiB\n";
+    return 1;
+  }
+  o.maxFileBytes = uint64_t(*limit);
   if (command == "verify") {
     stage::trace::VerifyResult r = stage::trace::verifyTraceSet(o);
     for (const std::string &e : r.errors)
@@ -163,8 +197,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     out.os() << buffer;
-    out.keep();
-    return 0;
+    return mlir::stage::keepOutput(out, output) ? 0 : 1;
   }
   llvm::errs() << "error: unknown command '" << command
                << "'; expected verify, stats, show or timeline\n";

@@ -9,6 +9,7 @@
 
 int main(int argc, char **argv) {
   mlir::stage::setBugReportMessage();
+  mlir::stage::handleOutputErrors(argc, argv);
   mlir::stage::hideLibraryOptions();
   // `--threads=N` (trace encoding threads) is also an LLVM option name:
   // read its value here; LLVM's parser accepts the flag itself.

@@ -3,6 +3,11 @@
 #ifndef STAGE_TOOLS_TOOLSETUP_H
 #define STAGE_TOOLS_TOOLSETUP_H
 
+namespace llvm {
+class ToolOutputFile;
+class StringRef;
+} // namespace llvm
+
 namespace mlir::stage {
 
 /// Hides, from `--help`, the options registered before `main` runs: the
@@ -21,6 +26,18 @@ void setDiagnosticDefaults();
 /// bug report instead of LLVM's "submit a bug report to llvm-project": the
 /// bug is most likely ours. Call it first in `main`.
 void setBugReportMessage();
+
+/// A failed write of the tool's `-o` output (a full disk, a file-size
+/// limit) ends with one error naming the file, and the partial file is
+/// removed: LLVM's streams report it as "IO failure on output stream"
+/// without the name, as a fatal error when the stream is destroyed. A
+/// file-size limit (SIGXFSZ) fails the write instead of killing the tool
+/// halfway. Call it first in `main`, with the command line.
+void handleOutputErrors(int argc, char **argv);
+
+/// Flushes `file` (written as `path`) and keeps it; false, after one error
+/// naming the file, when a write failed (the partial file is then removed).
+bool keepOutput(llvm::ToolOutputFile &file, llvm::StringRef path);
 
 } // namespace mlir::stage
 

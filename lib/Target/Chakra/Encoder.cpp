@@ -11,12 +11,14 @@ using namespace mlir::stage::chakra::wire;
 
 namespace {
 /// AttributeProto builders, each with the oneof member every Chakra reader
-/// accepts (a oneof member is written even when zero).
-void attrInt64(std::string &node, llvm::StringRef name, int64_t v) {
+/// accepts (a oneof member is written even when zero). `into`: the field of
+/// the message that holds the attribute (a Node's, or GlobalMetadata's).
+void attrInt64(std::string &node, llvm::StringRef name, int64_t v,
+               unsigned into = field::NodeAttr) {
   std::string a;
   bytesField(a, field::AttrName, name);
   varintField(a, field::AttrInt64, uint64_t(v));
-  bytesField(node, field::NodeAttr, a);
+  bytesField(node, into, a);
 }
 void attrUint64(std::string &node, llvm::StringRef name, uint64_t v) {
   std::string a;
@@ -47,11 +49,12 @@ void attrStringList(std::string &node, llvm::StringRef name,
   bytesField(a, field::AttrStringList, list);
   bytesField(node, field::NodeAttr, a);
 }
-void attrString(std::string &node, llvm::StringRef name, llvm::StringRef v) {
+void attrString(std::string &node, llvm::StringRef name, llvm::StringRef v,
+                unsigned into = field::NodeAttr) {
   std::string a;
   bytesField(a, field::AttrName, name);
   bytesField(a, field::AttrString, v);
-  bytesField(node, field::NodeAttr, a);
+  bytesField(node, into, a);
 }
 
 /// ASTRA-sim's memory tracker's view of node `id`: the tensors it reads (the
@@ -116,15 +119,18 @@ std::string encodeHead(uint64_t id, const TraceNode &n,
 }
 } // namespace
 
-std::string mlir::stage::chakra::encodeMetadata() {
-  std::string m, out;
+void mlir::stage::chakra::encodeMetadata(std::string &out,
+                                         llvm::StringRef setId, int64_t rank,
+                                         int64_t ranks) {
+  std::string m;
   bytesField(m, field::MetaVersion, "0.0.4");
+  attrString(m, "trace_set", setId, field::MetaAttr);
+  attrInt64(m, "rank", rank, field::MetaAttr);
+  attrInt64(m, "num_ranks", ranks, field::MetaAttr);
   framed(out, m);
-  return out;
 }
 
 ClassTemplate::ClassTemplate(const Workload &w, const ClassTrace &trace) {
-  fixed = encodeMetadata();
   for (auto [id, n] : llvm::enumerate(trace.nodes)) {
     std::string head = encodeHead(id, n, trace.nodes, w.ioInfo);
     if (n.kind == NodeKind::Compute) {

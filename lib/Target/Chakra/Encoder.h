@@ -14,7 +14,7 @@ namespace mlir::stage::chakra {
 /// Chakra field numbers (schema 0.0.4).
 namespace field {
 enum : unsigned {
-  MetaVersion = 1,
+  MetaVersion = 1, MetaAttr = 2,
   NodeId = 1, NodeName = 2, NodeType = 3, NodeDataDeps = 5,
   NodeDurationMicros = 7, NodeAttr = 10,
   AttrName = 1, AttrInt32 = 7, AttrInt64 = 9, AttrUint64 = 13, AttrBool = 27,
@@ -24,8 +24,11 @@ enum : unsigned {
 enum NodeType : unsigned { CompNode = 4, SendNode = 5, RecvNode = 6, CollNode = 7 };
 } // namespace field
 
-/// The GlobalMetadata message, framed: `version = "0.0.4"`.
-std::string encodeMetadata();
+/// The GlobalMetadata message of rank `rank` of a set of `ranks`, framed:
+/// `version = "0.0.4"` and the attributes that tie the file to its set
+/// (`trace_set`, the set's identity; `rank`; `num_ranks`).
+void encodeMetadata(std::string &out, llvm::StringRef setId, int64_t rank,
+                    int64_t ranks);
 
 /// One rank class's trace pre-encoded: every node's bytes that are the same
 /// for all its ranks, and for the few nodes with rank-specific fields
@@ -34,8 +37,9 @@ class ClassTemplate {
 public:
   ClassTemplate(const Workload &w, const ClassTrace &trace);
 
-  /// Appends rank `r`'s whole file to `out`; a send or receive whose peer
-  /// is `handoffPeer(k)` goes to `handoffPeers[k]`.
+  /// Appends rank `r`'s nodes to `out` (its file after the metadata); a
+  /// send or receive whose peer is `handoffPeer(k)` goes to
+  /// `handoffPeers[k]`.
   void encodeRank(const RankLayout &layout, int64_t rank, std::string &out,
                   ArrayRef<int64_t> handoffPeers = {}) const;
 

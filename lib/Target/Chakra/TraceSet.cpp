@@ -2,6 +2,9 @@
 
 #include "TraceSet.h"
 
+#include "llvm/Support/Format.h"
+#include "llvm/Support/SHA256.h"
+
 using namespace mlir;
 using namespace mlir::stage;
 using namespace mlir::stage::chakra;
@@ -30,7 +33,87 @@ void TraceSet::addPart(Workload w) {
   parts.push_back(std::make_unique<Part>(std::move(w), firstRank, firstGroup));
 }
 
-TraceSet::TraceSet(Workload w) { addPart(std::move(w)); }
+TraceSet::TraceSet(Workload w) {
+  addPart(std::move(w));
+  computeIdentity();
+}
+
+namespace {
+/// The bytes a workload is made of, in a fixed layout, for its digest.
+class WorkloadBytes {
+public:
+  void add(int64_t v) {
+    for (int i = 0; i < 8; ++i)
+      out.push_back(char(uint64_t(v) >> (8 * i)));
+  }
+  void add(llvm::StringRef s) {
+    add(int64_t(s.size()));
+    out.append(s.data(), s.size());
+  }
+  template <typename Range> void addAll(const Range &r) {
+    add(int64_t(std::size(r)));
+    for (const auto &v : r)
+      add(int64_t(v));
+  }
+  void add(const Workload &w) {
+    add(int64_t(w.axes.size()));
+    for (const std::string &a : w.axes)
+      add(a);
+    addAll(w.degrees);
+    add(w.ppAxis);
+    add(int64_t(w.groupAxes.size()));
+    for (const auto &g : w.groupAxes)
+      addAll(g);
+    add(w.servingGroups);
+    add(w.ioInfo);
+    add(int64_t(w.classes.size()));
+    for (const ClassTrace &c : w.classes) {
+      add(int64_t(c.nodes.size()));
+      for (const TraceNode &n : c.nodes) {
+        for (int64_t v : {int64_t(n.kind), int64_t(n.flops), int64_t(n.bytes),
+                          int64_t(n.micros), int64_t(n.commType),
+                          int64_t(n.group), n.shift, n.tag, n.peer,
+                          int64_t(n.handoff), int64_t(n.dataDeps),
+                          int64_t(n.outBytes)})
+          add(v);
+        add(n.name);
+        addAll(n.deps);
+      }
+      add(int64_t(c.caches.size()));
+      for (const CacheShard &k : c.caches) {
+        add(k.name);
+        addAll(k.local);
+        add(int64_t(k.split.size()));
+        for (const auto &axes : k.split)
+          addAll(axes);
+        add(k.firstLayer);
+        addAll(k.distinct);
+        add(k.elementBytes);
+      }
+    }
+  }
+  std::string out;
+};
+} // namespace
+
+/// Bumped whenever the encoder writes other bytes for the same workloads:
+/// the files of two builds must not pass for one set.
+static constexpr llvm::StringLiteral kEncoding = "stage chakra encoding 1";
+
+void TraceSet::computeIdentity() {
+  llvm::SHA256 sha;
+  sha.update(kEncoding);
+  for (const auto &p : parts) {
+    WorkloadBytes bytes;
+    bytes.add(p->w);
+    sha.update(bytes.out);
+  }
+  std::array<uint8_t, 32> digest = sha.final();
+  identity.clear();
+  llvm::raw_string_ostream os(identity);
+  for (int i = 0; i < 16; ++i)
+    os << llvm::format_hex_no_prefix(digest[i], 2);
+}
 
 FailureOr<TraceSet> TraceSet::disaggregated(Workload prefill, Workload decode,
                                             Location loc) {
@@ -43,6 +126,7 @@ FailureOr<TraceSet> TraceSet::disaggregated(Workload prefill, Workload decode,
   if (failed(h))
     return failure();
   set.handoff = std::move(*h);
+  set.computeIdentity();
   return set;
 }
 
@@ -100,6 +184,7 @@ static ClassTrace withMessages(const ClassTrace &c, int64_t rank,
 }
 
 void TraceSet::encodeRank(int64_t rank, std::string &out) const {
+  encodeMetadata(out, identity, rank, getNumRanks());
   for (const auto &p : parts) {
     const RankLayout &l = p->layout;
     if (rank >= l.getFirstRank() + l.getNumRanks())

@@ -32,6 +32,10 @@ public:
                                            Location loc);
 
   int64_t getNumRanks() const;
+  /// The set's identity (32 hex digits): a digest of everything its files'
+  /// bytes are made from, so that two runs of one step agree on it and
+  /// steps that differ in anything do not. Every rank's metadata carries it.
+  const std::string &getIdentity() const { return identity; }
   /// Appends rank `rank`'s whole file to `out`.
   void encodeRank(int64_t rank, std::string &out) const;
   /// The communicator groups file of every rank group.
@@ -56,9 +60,11 @@ private:
   };
   TraceSet() = default;
   void addPart(Workload w);
+  void computeIdentity();
 
   std::vector<std::unique_ptr<Part>> parts;
   std::optional<KVHandoff> handoff;
+  std::string identity;
 };
 
 } // namespace mlir::stage::chakra

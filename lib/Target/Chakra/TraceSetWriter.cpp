@@ -2,6 +2,7 @@
 
 #include "TraceSetWriter.h"
 
+#include "OutputDirectory.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/FileSystem.h"
@@ -11,10 +12,8 @@
 #include <atomic>
 #include <csignal>
 #include <cstring>
-#include <fcntl.h>
 #include <mutex>
 #include <thread>
-#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::stage;
@@ -33,61 +32,12 @@ std::string mlir::stage::chakra::getGroupsFileName(llvm::StringRef name) {
   return s;
 }
 
-static std::string rankFileName(llvm::StringRef pattern, int64_t rank) {
-  std::string s = pattern.str();
-  size_t at = s.find("%d");
-  return s.substr(0, at) + std::to_string(rank) + s.substr(at + 2);
-}
-
-/// The rank a file name of `pattern` (one `%d`) stands for, or -1.
-static int64_t rankOfFileName(llvm::StringRef pattern, llvm::StringRef name) {
-  size_t at = pattern.find("%d");
-  llvm::StringRef head = pattern.take_front(at),
-                  tail = pattern.drop_front(at + 2);
-  if (!name.consume_front(head) || !name.consume_back(tail) || name.empty() ||
-      !llvm::all_of(name, [](char c) { return c >= '0' && c <= '9'; }))
-    return -1;
-  int64_t r;
-  return name.getAsInteger(10, r) ? -1 : r;
-}
-
-/// Staging directories of runs that were killed (SIGKILL leaves no chance
-/// to clean up): `.stage-partial-<pid>` whose process is gone.
-static void removeAbandonedStaging(const std::string &dir) {
-  std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
-       it.increment(ec)) {
-    llvm::StringRef name = llvm::sys::path::filename(it->path());
-    int pid;
-    if (!name.consume_front(".stage-partial-") || name.getAsInteger(10, pid) ||
-        pid <= 0)
-      continue;
-    if (::kill(pid, 0) == 0 || errno != ESRCH)
-      continue; // a run still writing here
-    (void)llvm::sys::fs::remove_directories(it->path());
-  }
-}
-
-/// Rank files of an earlier, larger set in `dir` (ranks `n` and beyond of
-/// the same name pattern): left there, they would join the new set.
-static void removeStaleRanks(const std::string &dir, llvm::StringRef pattern,
-                             int64_t n) {
-  std::error_code ec;
-  std::vector<std::string> stale;
-  for (llvm::sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
-       it.increment(ec))
-    if (rankOfFileName(pattern, llvm::sys::path::filename(it->path())) >= n)
-      stale.push_back(it->path());
-  for (const std::string &f : stale)
-    (void)llvm::sys::fs::remove(f);
-}
-
 namespace {
 std::atomic<bool> interrupted{false};
 extern "C" void onSignal(int) { interrupted = true; }
 
-/// Installs SIGINT/SIGTERM handlers for the duration of a write, so an
-/// interrupt stops the workers and the partial set is removed, and ignores
+/// Installs SIGINT/SIGTERM/SIGHUP handlers for the duration of a write, so
+/// an interrupt stops the workers and the partial set is removed, and ignores
 /// SIGXFSZ, so a file-size limit fails the write (EFBIG) like a full disk
 /// instead of killing the process halfway.
 class SignalGuard {
@@ -98,6 +48,7 @@ public:
     sa.sa_handler = onSignal;
     sigaction(SIGINT, &sa, &oldInt);
     sigaction(SIGTERM, &sa, &oldTerm);
+    sigaction(SIGHUP, &sa, &oldHangUp);
     sa.sa_handler = SIG_IGN;
     sigaction(SIGXFSZ, &sa, &oldFileSize);
     interrupted = false;
@@ -105,38 +56,14 @@ public:
   ~SignalGuard() {
     sigaction(SIGINT, &oldInt, nullptr);
     sigaction(SIGTERM, &oldTerm, nullptr);
+    sigaction(SIGHUP, &oldHangUp, nullptr);
     sigaction(SIGXFSZ, &oldFileSize, nullptr);
   }
 
 private:
-  struct sigaction oldInt, oldTerm, oldFileSize;
+  struct sigaction oldInt, oldTerm, oldHangUp, oldFileSize;
 };
 
-/// Writes `data` to `path`; an error message naming the file as `shownAs`
-/// (its final name, not the staging one) on failure.
-std::string writeFile(const std::string &path, const std::string &data,
-                      const std::string &shownAs) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return "cannot create " + shownAs + ": " + strerror(errno);
-  const char *p = data.data();
-  size_t left = data.size();
-  while (left) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      std::string err = "cannot write " + shownAs + ": " + strerror(errno);
-      ::close(fd);
-      return err;
-    }
-    p += n;
-    left -= size_t(n);
-  }
-  if (::close(fd) != 0)
-    return "cannot write " + shownAs + ": " + strerror(errno);
-  return "";
-}
 } // namespace
 
 /// A human-readable byte count: 3.2 GiB.
@@ -201,8 +128,9 @@ static LogicalResult checkSetSize(const TraceSet &set, const WriteOptions &o,
   return success();
 }
 
-/// One function: the staging directory, the workers, the renames and the
-/// clean-up on any failure or signal are one transaction.
+/// One function: the staging directory, the workers and the publication
+/// are one transaction; any failure or signal before the publication
+/// leaves the directory as it was.
 FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const TraceSet &set,
                                                          const WriteOptions &o,
                                                          Location loc) {
@@ -211,14 +139,8 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const TraceSet &set,
   if (first < 0 || first >= last || last > n)
     return emitError(loc) << "--ranks=" << o.first << ":" << o.last
                           << " is not a range within the " << n << " ranks";
-  if (llvm::StringRef(o.name).count("%d") != 1)
-    return emitError(loc) << "--output-name=" << o.name
-                          << " must contain %d once (the rank)";
-  if (llvm::StringRef(o.name).find_first_of("/\\") != llvm::StringRef::npos ||
-      llvm::StringRef(o.name).starts_with("."))
-    return emitError(loc) << "--output-name=" << o.name
-                          << " must be a file name inside --output-dir (no "
-                             "directory, not starting with '.')";
+  if (std::string why = checkTraceName(o.name); !why.empty())
+    return emitError(loc) << "--output-name=" << o.name << " " << why;
 
   if (failed(checkSetSize(set, o, first, last, loc)))
     return failure();
@@ -226,36 +148,21 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const TraceSet &set,
   WriteStats stats;
   stats.ranks = last - first;
   stats.groupsFile = getGroupsFileName(o.name);
+  TraceManifest manifest;
+  manifest.setId = set.getIdentity();
+  manifest.ranks = n;
+  manifest.traceName = o.name;
+  manifest.groupsFile = stats.groupsFile;
   // From before the staging directory exists: an interrupt at any point
-  // lets the run remove what it wrote.
+  // before the publication lets the run remove what it wrote.
   SignalGuard guard;
-  std::string staging;
-  // A failed run leaves the file system as it found it: without the
-  // staging directory and without the directories this run created.
-  SmallVector<std::string> created; // deepest first
-  auto abandon = [&](const llvm::Twine &why) -> FailureOr<WriteStats> {
-    if (!staging.empty())
-      (void)llvm::sys::fs::remove_directories(staging);
-    for (const std::string &dir : created)
-      if (llvm::sys::fs::remove(dir)) // not empty: someone else's now
-        break;
-    return emitError(loc) << why;
-  };
+  std::unique_ptr<OutputDirectory> out;
   if (!o.encodeOnly) {
-    for (llvm::StringRef d = o.dir; !d.empty() && !llvm::sys::fs::exists(d);
-         d = llvm::sys::path::parent_path(d))
-      created.push_back(d.str());
-    if (std::error_code ec = llvm::sys::fs::create_directories(o.dir)) {
-      created.clear();
-      return abandon("cannot create the output directory " + o.dir + ": " +
-                     ec.message());
-    }
-    removeAbandonedStaging(o.dir);
-    std::string dir = o.dir + "/.stage-partial-" + std::to_string(::getpid());
-    if (std::error_code ec = llvm::sys::fs::create_directory(dir))
-      return abandon("cannot write to the output directory " + o.dir + ": " +
-                     ec.message());
-    staging = dir;
+    auto opened = OutputDirectory::open(
+        o.dir, getManifestFileName(stats.groupsFile), loc);
+    if (failed(opened))
+      return failure();
+    out = std::move(*opened);
   }
 
   unsigned threads = o.threads ? o.threads : std::thread::hardware_concurrency();
@@ -263,23 +170,22 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const TraceSet &set,
   // Each worker creates its files in a directory of its own: creating a
   // file locks its directory, and wherever creating is slow, workers
   // sharing one would take turns.
-  auto threadDir = [&](unsigned t) {
-    return staging + "/" + std::to_string(t);
-  };
-  if (!o.encodeOnly)
-    for (unsigned t = 0; t < threads; ++t)
-      if (std::error_code ec = llvm::sys::fs::create_directory(threadDir(t)))
-        return abandon("cannot write to the output directory " + o.dir + ": " +
-                       ec.message());
-  // writer[r - first]: the worker that wrote rank r, hence its directory.
-  std::vector<uint32_t> writer(o.encodeOnly ? 0 : last - first);
+  std::vector<int> workerDirs(threads, -1);
+  if (out)
+    for (unsigned t = 0; t < threads; ++t) {
+      std::string err;
+      if ((workerDirs[t] = out->createWorkerDir(t, err)) < 0)
+        return emitError(loc) << err;
+    }
+  // Per rank: the directory of the worker that wrote it, and its entry.
+  std::vector<int> writerDir(out ? last - first : 0);
+  std::vector<ManifestEntry> entries(out ? last - first : 0);
   std::atomic<int64_t> next{first};
   std::atomic<uint64_t> total{0};
   std::mutex errorLock;
   std::string error;
   auto worker = [&](unsigned self) {
     std::string buf;
-    std::string dir = o.encodeOnly ? "" : threadDir(self);
     while (!interrupted) {
       int64_t r = next++;
       if (r >= last)
@@ -287,11 +193,12 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const TraceSet &set,
       buf.clear();
       set.encodeRank(r, buf);
       total += buf.size();
-      if (o.encodeOnly)
+      if (!out)
         continue;
-      writer[r - first] = self;
-      std::string file = rankFileName(o.name, r);
-      std::string err = writeFile(dir + "/" + file, buf, o.dir + "/" + file);
+      writerDir[r - first] = workerDirs[self];
+      entries[r - first] = {buf.size(), fileDigest(buf)};
+      std::string err =
+          out->writeFile(workerDirs[self], manifest.traceFile(r), buf);
       if (!err.empty()) {
         std::lock_guard<std::mutex> lock(errorLock);
         if (error.empty())
@@ -309,10 +216,10 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const TraceSet &set,
   stats.bytes = total;
 
   if (!error.empty())
-    return abandon(error);
+    return emitError(loc) << error;
   if (interrupted)
-    return abandon("interrupted: no trace was written");
-  if (o.encodeOnly)
+    return emitError(loc) << "interrupted: no trace was written";
+  if (!out)
     return stats;
 
   std::string groups;
@@ -320,33 +227,14 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const TraceSet &set,
     llvm::raw_string_ostream os(groups);
     set.writeGroups(os);
   }
-  if (std::string err = writeFile(staging + "/" + stats.groupsFile, groups,
-                                  o.dir + "/" + stats.groupsFile);
+  if (std::string err =
+          out->writeFile(out->getStagingFd(), stats.groupsFile, groups);
       !err.empty())
-    return abandon(err);
-  // Every file is complete: move them into place.
-  SmallVector<std::string> moved;
-  auto place = [&](const std::string &from,
-                   const std::string &file) -> std::string {
-    std::string to = o.dir + "/" + file;
-    if (std::error_code ec = llvm::sys::fs::rename(from, to))
-      return "cannot move " + from + " to " + to + ": " + ec.message();
-    moved.push_back(to);
-    return "";
-  };
-  std::string err;
-  for (int64_t r = first; r < last && err.empty(); ++r) {
-    std::string file = rankFileName(o.name, r);
-    err = place(threadDir(writer[r - first]) + "/" + file, file);
-  }
-  if (err.empty())
-    err = place(staging + "/" + stats.groupsFile, stats.groupsFile);
-  if (!err.empty()) {
-    for (const std::string &f : moved)
-      (void)llvm::sys::fs::remove(f);
-    return abandon(err);
-  }
-  (void)llvm::sys::fs::remove_directories(staging);
-  removeStaleRanks(o.dir, o.name, n);
+    return emitError(loc) << err;
+  manifest.groups = {groups.size(), fileDigest(groups)};
+  for (int64_t r = first; r < last; ++r)
+    manifest.traces.emplace(r, std::move(entries[r - first]));
+  if (failed(out->publish(manifest, first, writerDir, loc)))
+    return failure();
   return stats;
 }

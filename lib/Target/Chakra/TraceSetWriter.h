@@ -33,13 +33,13 @@ struct WriteStats {
 /// (`workload.%d.et` -> `workload.json`), as the reference tool names it.
 std::string getGroupsFileName(llvm::StringRef traceName);
 
-/// Encodes (and writes) the files of ranks [first, last) and the groups
-/// file. First, a few ranks are encoded to size the set: above a limit of
-/// `o`, or above the free space of the output directory's file system, it
-/// is refused before anything is written. Files appear complete or not at all:
-/// they are written under a staging directory and renamed into place at the
-/// end; an error or an interrupt removes everything this run wrote. Errors name
-/// the file.
+/// Encodes (and writes) the files of ranks [first, last), the groups file
+/// and the set's manifest. First, a few ranks are encoded to size the set:
+/// above a limit of `o`, or above the free space of the output directory's
+/// file system, it is refused before anything is written. The files are
+/// written under a staging directory and published together by the
+/// manifest (OutputDirectory.h); an error or an interrupt before the
+/// publication removes everything this run wrote. Errors name the file.
 FailureOr<WriteStats> writeTraceSet(const TraceSet &set,
                                     const WriteOptions &o, Location loc);
 

@@ -2,6 +2,7 @@
 
 #include "Stage/Target/ChakraVerify/Show.h"
 
+#include "SetFiles.h"
 #include "TraceReader.h"
 #include "TraceSet.h"
 
@@ -38,31 +39,6 @@ const char *kindName(uint64_t type) {
   default:
     return "invalid";
   }
-}
-
-/// The groups file as it is (for display: the verifier checks it).
-std::map<int64_t, std::vector<int64_t>> readGroups(const std::string &path) {
-  std::map<int64_t, std::vector<int64_t>> groups;
-  auto buf = llvm::MemoryBuffer::getFile(path);
-  if (!buf)
-    return groups;
-  llvm::Expected<llvm::json::Value> v =
-      sym::parseJsonWithinLimits((*buf)->getBuffer());
-  if (!v) {
-    llvm::consumeError(v.takeError());
-    return groups;
-  }
-  if (const llvm::json::Object *o = v->getAsObject())
-    for (const auto &[key, members] : *o) {
-      int64_t id;
-      if (llvm::StringRef(key).getAsInteger(10, id))
-        continue;
-      if (const llvm::json::Array *a = members.getAsArray())
-        for (const llvm::json::Value &m : *a)
-          if (std::optional<int64_t> r = m.getAsInteger())
-            groups[id].push_back(*r);
-    }
-  return groups;
 }
 
 /// "0, 1" or, for many, "0, 8, 16, ... (64 ranks)".
@@ -188,22 +164,45 @@ struct Shower {
 std::string stage::trace::showRank(const TraceSetOptions &o,
                                    const ShowOptions &s,
                                    llvm::raw_ostream &os) {
-  std::string path =
-      o.dir + "/" + o.prefix + "." + std::to_string(s.rank) + ".et";
-  auto buf = readSetFile(o, path);
-  if (s.rank < 0 ||
-      (!buf && buf.getError() == std::errc::no_such_file_or_directory))
-    return "rank " + std::to_string(s.rank) + " has no file " + path;
+  // The checks every reader runs first: the set is whole (its manifest),
+  // this rank's file is its own, the groups file is sound.
+  Errors errors;
+  SetFiles files;
+  bool truncated;
+  if (!findSetFiles(o, files, errors))
+    return errors.take(truncated).front();
+  if (s.rank < 0 || s.rank >= files.ranks)
+    return "rank " + std::to_string(s.rank) + " is not one of the set's " +
+           std::to_string(files.ranks) + " ranks";
+  if (files.traces[s.rank].empty())
+    return "rank " + std::to_string(s.rank) + " has no file " + o.dir + "/" +
+           o.prefix + "." + std::to_string(s.rank) + ".et";
+  const std::string &path = files.traces[s.rank];
+  std::string problem;
+  auto buf = readRankFile(o, files, s.rank, problem);
   if (!buf)
-    return "cannot read " + path + ": " + buf.getError().message();
+    return problem;
   TraceFile file;
-  std::vector<std::string> problems =
-      decodeTrace(path, (*buf)->getBuffer(), file);
+  std::vector<std::string> problems = decodeTrace(path, buf->getBuffer(), file);
   if (!problems.empty())
     return problems.front();
-  std::string groupsPath =
-      o.groups.empty() ? o.dir + "/" + o.prefix + ".json" : o.groups;
-  std::map<int64_t, std::vector<int64_t>> groups = readGroups(groupsPath);
+  if (std::string p = checkRankIdentity(file, s.rank, files); !p.empty())
+    return p;
+  TraceSet set;
+  if (files.groupsExist) {
+    auto groups = readGroupsFile(o, files, problem);
+    if (!groups)
+      return problem;
+    loadGroups(groups->getBuffer(), files.groups, files.ranks, set, errors);
+    if (errors.size())
+      return errors.take(truncated).front();
+  } else if (llvm::any_of(file.nodes, [](const Node &n) {
+               return n.pgName.present && !n.pgName.text.empty();
+             })) {
+    return path + ": collectives name groups but there is no groups file " +
+           files.groups;
+  }
+  const std::map<int64_t, std::vector<int64_t>> &groups = set.groups;
 
   Shower show{file, groups, {}};
   std::vector<size_t> picked;

@@ -15,6 +15,7 @@
 
 #include "Stage/Target/ChakraVerify/Timeline.h"
 
+#include "SetFiles.h"
 #include "TraceReader.h"
 #include "TraceSet.h"
 
@@ -318,11 +319,12 @@ std::string stage::trace::replayTimeline(const TraceSetOptions &options,
   out.iteration = replay.end();
   for (int64_t r : shown) {
     // The names, ids and sizes from the rank's file.
-    std::string path = o.dir + "/" + o.prefix + "." + std::to_string(r) + ".et";
-    auto buf = readSetFile(o, path);
+    const std::string &path = set.ranks[r].path;
+    std::string error;
+    auto buf = readSetFile(o, path, error);
     TraceFile file;
     if (buf)
-      (void)decodeTrace(path, (*buf)->getBuffer(), file);
+      (void)decodeTrace(path, buf->getBuffer(), file);
     std::vector<ReplayedNode> &nodes = out.byRank[r];
     for (const Span &s : replay.spans(r)) {
       ReplayedNode node;

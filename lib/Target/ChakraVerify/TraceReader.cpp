@@ -78,10 +78,9 @@ void readDeps(Cursor &c, unsigned wire, std::vector<uint64_t> &deps) {
   }
 }
 
-/// Decodes an AttributeProto and files it under the attribute it names.
-void readAttr(Cursor c, Node &n, bool &ok) {
+/// Decodes an AttributeProto: its name, and its value in `a`.
+std::string_view decodeAttr(Cursor c, Attr &a, bool &ok) {
   std::string_view name;
-  Attr a;
   while (c.ok && !c.atEnd()) {
     uint64_t key = c.varint();
     unsigned field = unsigned(key >> 3), wire = unsigned(key & 7);
@@ -102,6 +101,14 @@ void readAttr(Cursor c, Node &n, bool &ok) {
     }
   }
   ok &= c.ok;
+  return name;
+}
+
+/// Decodes a Node's AttributeProto and files it under the attribute it
+/// names.
+void readAttr(Cursor c, Node &n, bool &ok) {
+  Attr a;
+  std::string_view name = decodeAttr(c, a, ok);
   struct {
     const char *name;
     Attr Node::*slot;
@@ -113,6 +120,31 @@ void readAttr(Cursor c, Node &n, bool &ok) {
   for (auto &k : known)
     if (name == k.name)
       n.*k.slot = a;
+}
+
+/// The GlobalMetadata's version and the attributes stage's files carry.
+bool readMetadata(Cursor m, TraceFile &out) {
+  bool ok = true;
+  while (m.ok && !m.atEnd()) {
+    uint64_t key = m.varint();
+    unsigned field = unsigned(key >> 3), wire = unsigned(key & 7);
+    if (field == 1 && wire == 2) {
+      out.version = std::string(view(m.sub()));
+    } else if (field == 2 && wire == 2) {
+      Attr a;
+      std::string_view name = decodeAttr(m.sub(), a, ok);
+      if (name == "trace_set")
+        out.traceSet = a;
+      else if (name == "rank")
+        out.rank = a;
+      else if (name == "num_ranks")
+        out.numRanks = a;
+    } else if (!m.skip(wire)) {
+      break;
+    }
+  }
+  out.hasMetadata = m.ok && ok;
+  return out.hasMetadata;
 }
 
 } // namespace
@@ -156,9 +188,8 @@ std::vector<std::string> stage::trace::decodeTrace(const std::string &path,
       Cursor probe = m;
       uint64_t key = probe.varint();
       if ((key & 7) == 2 && (key >> 3) == 1) {
-        Cursor v = probe.sub();
-        out.hasMetadata = probe.ok;
-        out.version = std::string(view(v));
+        if (!readMetadata(m, out))
+          errors.push_back(path + ": the GlobalMetadata is malformed");
         // About one node per 40 bytes of our traces: fewer reallocations.
         out.nodes.reserve(bytes.size() / 40);
         out.deps.reserve(bytes.size() / 20);

@@ -43,6 +43,10 @@ struct TraceFile {
   std::string path;
   bool hasMetadata = false;
   std::string version;
+  /// The metadata's attributes that tie a file to its set (stage writes
+  /// them; other generators need not): the set's identity, the rank, the
+  /// set's rank count.
+  Attr traceSet, rank, numRanks;
   std::vector<Node> nodes;
   std::vector<uint64_t> deps; // every node's dependencies, node after node
   const uint64_t *depsOf(const Node &n) const { return deps.data() + n.depsBegin; }

@@ -2,6 +2,7 @@
 
 #include "TraceSet.h"
 
+#include "SetFiles.h"
 #include "TraceReader.h"
 
 #include "Stage/Support/JsonLimits.h"
@@ -54,6 +55,14 @@ void Errors::add(std::string e) {
     list.push_back(std::move(e));
   else
     truncated = true;
+}
+
+void Errors::merge(Errors &other) {
+  bool t;
+  for (std::string &e : other.take(t))
+    add(std::move(e));
+  std::lock_guard<std::mutex> lock(m);
+  truncated |= t;
 }
 
 std::vector<std::string> Errors::take(bool &t) {
@@ -164,16 +173,11 @@ private:
   std::unordered_map<uint64_t, uint32_t> map;
 };
 
-/// The groups file: `{"1": [0, 1], ...}` with positive decimal keys.
-void loadGroups(const TraceSetOptions &o, const std::string &path, int64_t n,
-                TraceSet &set, Errors &errors) {
-  auto buf = readSetFile(o, path);
-  if (!buf) {
-    errors.add("cannot read " + path + ": " + buf.getError().message());
-    return;
-  }
-  llvm::Expected<llvm::json::Value> json =
-      sym::parseJsonWithinLimits((*buf)->getBuffer());
+} // namespace
+
+void stage::trace::loadGroups(llvm::StringRef text, const std::string &path,
+                              int64_t n, TraceSet &set, Errors &errors) {
+  llvm::Expected<llvm::json::Value> json = sym::parseJsonWithinLimits(text);
   if (!json) {
     errors.add(path + ": malformed JSON: " + llvm::toString(json.takeError()));
     return;
@@ -221,6 +225,8 @@ void loadGroups(const TraceSetOptions &o, const std::string &path, int64_t n,
     set.groups[id] = std::move(list);
   }
 }
+
+namespace {
 
 /// Checks one rank's file on its own and keeps what the cross-rank checks
 /// and the statistics need. One function: a single pass over the nodes
@@ -435,60 +441,24 @@ void checkRank(const TraceFile &f, int64_t rank, const TraceSet &set, int64_t n,
 
 } // namespace
 
-llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>>
-stage::trace::readSetFile(const TraceSetOptions &o, const std::string &path) {
-  if (!o.files)
-    return llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                       /*RequiresNullTerminator=*/false);
-  auto it = o.files->find(llvm::sys::path::filename(path).str());
-  if (it == o.files->end())
-    return std::make_error_code(std::errc::no_such_file_or_directory);
-  return llvm::MemoryBuffer::getMemBuffer(it->second, path,
-                                          /*RequiresNullTerminator=*/false);
-}
-
 bool stage::trace::loadTraceSet(const TraceSetOptions &o, TraceSet &set,
                                 Errors &errors) {
-  std::error_code ec;
-  std::set<int64_t> found;
-  std::string head = o.prefix + ".";
-  auto addRank = [&](llvm::StringRef name) {
-    int64_t r;
-    if (name.consume_front(head) && name.consume_back(".et") &&
-        !name.getAsInteger(10, r) && r >= 0)
-      found.insert(r);
-  };
-  if (o.files)
-    for (const auto &file : *o.files)
-      addRank(file.first);
-  else
-    for (llvm::sys::fs::directory_iterator it(o.dir, ec), end; it != end && !ec;
-         it.increment(ec))
-      addRank(llvm::sys::path::filename(it->path()));
-  if (ec) {
-    errors.add("cannot read the directory " + o.dir + ": " + ec.message());
+  SetFiles files;
+  if (!findSetFiles(o, files, errors))
     return false;
+  int64_t n = files.ranks;
+  // Problems that make the files not one whole set, per rank (reported in
+  // rank order, alone), and those of the ranks' contents.
+  std::vector<std::string> integrity(n);
+  std::string groupsProblem;
+  Errors checks;
+  if (files.groupsExist) {
+    if (auto buf = readGroupsFile(o, files, groupsProblem))
+      loadGroups(buf->getBuffer(), files.groups, n, set, checks);
   }
-  if (found.empty()) {
-    errors.add("no trace files " + o.prefix + ".<rank>.et in " + o.dir);
-    return false;
-  }
-  int64_t n = *found.rbegin() + 1;
-  for (int64_t r = 0; r < n; ++r)
-    if (!found.count(r))
-      errors.add("rank " + std::to_string(r) + " has no file " + o.prefix +
-                 "." + std::to_string(r) + ".et: every rank 0.." +
-                 std::to_string(n - 1) + " needs one");
-
-  std::string groups = o.groups.empty() ? o.dir + "/" + o.prefix + ".json" : o.groups;
-  bool groupsExist =
-      o.files ? o.files->count(llvm::sys::path::filename(groups).str()) != 0
-              : llvm::sys::fs::exists(groups);
-  if (groupsExist)
-    loadGroups(o, groups, n, set, errors);
-  else if (!o.groups.empty())
-    errors.add("the groups file " + groups + " does not exist");
-
+  // Without a manifest, the identities the ranks carry (if any) must agree;
+  // a rank without metadata has its own error and takes no part.
+  std::vector<std::optional<std::string>> identities(files.manifest ? 0 : n);
   set.ranks.resize(n);
   // Ranks of one structure share a ClassGraph: found by hash, confirmed
   // equal, added under the lock when new (a class is never changed once
@@ -518,20 +488,56 @@ bool stage::trace::loadTraceSet(const TraceSetOptions &o, TraceSet &set,
   };
   parallelFor(n, o.threads, [&](int64_t r) {
     set.ranks[r].graph = empty;
-    if (!found.count(r))
+    const std::string &path = files.traces[r];
+    if (path.empty())
       return;
-    std::string path = o.dir + "/" + o.prefix + "." + std::to_string(r) + ".et";
-    auto buf = readSetFile(o, path);
-    if (!buf) {
-      errors.add("cannot read " + path + ": " + buf.getError().message());
+    auto buf = readRankFile(o, files, r, integrity[r]);
+    if (!buf)
       return;
-    }
     TraceFile file;
-    for (std::string &e : decodeTrace(path, (*buf)->getBuffer(), file))
-      errors.add(std::move(e));
+    for (std::string &e : decodeTrace(path, buf->getBuffer(), file))
+      checks.add(std::move(e));
+    integrity[r] = checkRankIdentity(file, r, files);
+    if (!files.manifest && file.hasMetadata)
+      identities[r] = std::string(file.traceSet.present ? file.traceSet.text : "");
     auto graph = std::make_unique<ClassGraph>();
-    checkRank(file, r, set, n, o, *graph, set.ranks[r], errors);
+    checkRank(file, r, set, n, o, *graph, set.ranks[r], checks);
     set.ranks[r].graph = intern(std::move(graph));
   });
+  if (!files.manifest) {
+    // The first rank with an identity is the reference.
+    auto ref = llvm::find_if(identities, [](const auto &id) {
+      return id && !id->empty();
+    });
+    auto named = [](const std::string &id) {
+      return id.empty() ? std::string("(none)") : id;
+    };
+    if (ref != identities.end())
+      for (int64_t r = 0; r < n; ++r)
+        if (identities[r] && *identities[r] != **ref && integrity[r].empty())
+          integrity[r] = "the ranks carry different identities: " +
+                         files.traces[r] + " (rank " + std::to_string(r) +
+                         ") is of trace set " + named(*identities[r]) +
+                         ", rank " + std::to_string(ref - identities.begin()) +
+                         "'s of " + **ref;
+  }
+  bool whole = groupsProblem.empty() &&
+               llvm::all_of(integrity, [](const std::string &p) { return p.empty(); });
+  if (!whole) {
+    if (!groupsProblem.empty())
+      errors.add(groupsProblem);
+    for (std::string &p : integrity)
+      if (!p.empty())
+        errors.add(std::move(p));
+    return false;
+  }
+  if (!set.hasGroups)
+    for (const RankGraph &g : set.ranks)
+      if (g.namesGroups) {
+        checks.add(g.path + ": collectives name groups but there is no "
+                            "groups file " + files.groups);
+        break;
+      }
+  errors.merge(checks);
   return true;
 }

@@ -36,6 +36,8 @@ const char *commTypeName(uint64_t t);
 class Errors {
 public:
   void add(std::string e);
+  /// Adds what `other` holds (and whether it was truncated).
+  void merge(Errors &other);
   std::vector<std::string> take(bool &truncated);
   size_t size();
 
@@ -126,14 +128,16 @@ struct TraceSet {
   bool hasGroups = false;
 };
 
-/// The bytes of the set's file `path` (`dir/name`), from disk or from the
-/// options' in-memory files.
-llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>>
-readSetFile(const TraceSetOptions &o, const std::string &path);
-
-/// Loads every `<prefix>.<r>.et` and the groups file, checking each rank on
-/// its own; false when there is nothing to check.
+/// Loads every rank's file and the groups file, checking each rank on its
+/// own; false when there is nothing to check, or when the files are not
+/// one whole set (SetFiles.h: no complete manifest, a file that does not
+/// match it, ranks of different sets), `errors` then saying only that.
 bool loadTraceSet(const TraceSetOptions &o, TraceSet &set, Errors &errors);
+
+/// Reads the groups file `text` (`{"1": [0, 1], ...}`, positive decimal
+/// keys, ranks below `n`) into `set.groups`.
+void loadGroups(llvm::StringRef text, const std::string &path, int64_t n,
+                TraceSet &set, Errors &errors);
 
 /// Runs `body(i)` for i in [0, n) on `threads` threads (0: all cores).
 void parallelFor(int64_t n, unsigned threads,

@@ -425,13 +425,6 @@ VerifyResult stage::trace::verifyTraceSet(const TraceSetOptions &o) {
   result.ranks = set.ranks.size();
   for (const RankGraph &g : set.ranks)
     result.nodes += g.graph->numNodes;
-  if (!set.hasGroups)
-    for (const RankGraph &g : set.ranks)
-      if (g.namesGroups) {
-        errors.add(g.path + ": collectives name groups but there is no "
-                            "groups file " + o.prefix + ".json");
-        break;
-      }
   checkPairs(set, errors);
   checkSequences(set, errors);
   // An abstract run is meaningful only on structurally sound traces.

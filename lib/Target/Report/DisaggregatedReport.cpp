@@ -2,21 +2,18 @@
 
 #include "DisaggregatedReport.h"
 
+#include "ReportSections.h"
+
 #include "Stage/Target/TargetOptions.h"
 
 using namespace mlir;
 using namespace mlir::stage;
 using namespace mlir::stage::report;
 
-/// Nanoseconds as an exact fraction, as the other sections give times.
-static sym::Rational seconds(double s) {
-  return sym::Rational(sym::BigInt(int64_t(std::llround(s * 1e9))),
-                       sym::BigInt(1000000000));
-}
-
 /// What the decode ranks receive: each its cache over the prompt
 /// positions (kv_cache_start), every rank of every stage.
-static Section handoffSection(const Report &prefill, const Report &decode) {
+static FailureOr<Section> handoffSection(Operation *at, const Report &prefill,
+                                         const Report &decode) {
   sym::Rational total(0), perRank(0);
   for (const StageReport &s : decode.stages) {
     sym::Rational start = s.find("memory")->find("kv_cache_start")->value;
@@ -24,26 +21,24 @@ static Section handoffSection(const Report &prefill, const Report &decode) {
     if (perRank < start)
       perRank = start;
   }
-  Section h{"kv_handoff", "KV cache handed from the prefill group", {}};
-  h.rows.push_back(
-      {"bytes", "bytes moved, all decode ranks", "B", std::nullopt, total});
+  SectionBuilder h(at, decode.bindings, "kv_handoff",
+                   "KV cache handed from the prefill group");
+  h.addValue("bytes", "bytes moved, all decode ranks", "B", total);
   int64_t requests = decode.bindings.count("B") ? decode.bindings.at("B") : 1;
-  h.rows.push_back({"bytes_per_request", "bytes moved per request", "B",
-                    std::nullopt, total / sym::Rational(requests)});
-  h.rows.push_back({"bytes_per_rank", "bytes a decode rank receives (most)",
-                    "B", std::nullopt, perRank});
+  h.addValue("bytes_per_request", "bytes moved per request", "B",
+             total / sym::Rational(requests));
+  h.addValue("bytes_per_rank", "bytes a decode rank receives (most)", "B",
+             perRank);
   if (decode.device && decode.device->linkBytes > 0) {
     double transfer = perRank.toDouble() / decode.device->linkBytes;
-    h.rows.push_back({"seconds",
-                      "at the link bandwidth of " + decode.device->name, "s",
-                      std::nullopt, seconds(transfer)});
+    h.addSeconds("seconds", "at the link bandwidth of " + decode.device->name,
+                 transfer);
     const Section *times = prefill.findTotal("job_time");
     if (const Quantity *ttft = times ? times->find("ttft") : nullptr)
-      h.rows.push_back({"ttft", "time to first token with the handoff", "s",
-                        std::nullopt,
-                        seconds(ttft->value.toDouble() + transfer)});
+      h.addSeconds("ttft", "time to first token with the handoff",
+                   ttft->value.toDouble() + transfer);
   }
-  return h;
+  return h.take();
 }
 
 FailureOr<std::vector<GroupReport>>
@@ -64,6 +59,10 @@ mlir::stage::report::buildGroupReports(const ServingGroups &groups,
     out.push_back({name.str(), first, std::move(*r)});
     first += out.back().report.job->gpus;
   }
-  out[1].report.totals.push_back(handoffSection(out[0].report, out[1].report));
+  FailureOr<Section> handoff =
+      handoffSection(groups.decode, out[0].report, out[1].report);
+  if (failed(handoff))
+    return failure();
+  out[1].report.totals.push_back(std::move(*handoff));
   return out;
 }

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ReportFormat.h"
+#include "ReportSections.h"
 
 #include "llvm/Support/Format.h"
 
@@ -28,6 +29,16 @@ std::string escape(StringRef s) {
     }
   }
   return out;
+}
+
+/// A scale's tick: the value read as the report's numbers are, or in
+/// floating point beyond 2^63 units (a memory of exabytes).
+std::string tickLabel(double v, llvm::StringRef unit) {
+  if (std::optional<sym::Rational> n = roundedCount(v))
+    return escape(humanReadable(*n, unit));
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format("%.3g ", v) << unit;
+  return escape(s);
 }
 
 std::string num(double v) {
@@ -121,8 +132,7 @@ void drawBars(llvm::raw_ostream &os, const std::vector<BarRow> &rows,
            : t == 4 ? "end"
                     : "middle")
        << "\">"
-       << escape(humanReadable(sym::Rational(int64_t(std::llround(v))), unit))
-       << "</text>\n";
+       << tickLabel(v, unit) << "</text>\n";
   }
   if (limit) {
     double x = kLeft + limit->value / max * kBarArea;
@@ -266,9 +276,7 @@ void timelineChart(const PipelineReport &p, llvm::raw_ostream &os) {
   os << "<text x=\"" << num(kLeft) << "\" y=\"" << num(height - 4)
      << "\" class=\"legend\">0</text><text x=\"" << num(kLeft + kBarArea)
      << "\" y=\"" << num(height - 4) << "\" text-anchor=\"end\" class=\"legend\">"
-     << escape(humanReadable(sym::Rational(sym::BigInt(int64_t(end * 1e9)),
-                                           sym::BigInt(1000000000)),
-                             "s"))
+     << escape(humanReadable(exactSeconds(end).value_or(sym::Rational(0)), "s"))
      << "</text>\n</svg>\n";
 }
 
@@ -300,9 +308,7 @@ void replayChart(const TraceReplay &r, llvm::raw_ostream &os) {
      << "\" class=\"legend\">0</text><text x=\"" << num(kLeft + kBarArea)
      << "\" y=\"" << num(height - 4)
      << "\" text-anchor=\"end\" class=\"legend\">"
-     << escape(humanReadable(sym::Rational(sym::BigInt(int64_t(end * 1e9)),
-                                           sym::BigInt(1000000000)),
-                             "s"))
+     << escape(humanReadable(exactSeconds(end).value_or(sym::Rational(0)), "s"))
      << "</text>\n</svg>\n";
 }
 

@@ -6,12 +6,48 @@
 #include "Stage/Analysis/StepTimes.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/Format.h"
 
 #include <array>
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::stage;
 using namespace mlir::stage::report;
+
+/// 2^63, the first value a signed 64-bit integer does not hold.
+static constexpr double kTwoTo63 = 9223372036854775808.0;
+
+std::optional<sym::Rational> mlir::stage::report::exactSeconds(double seconds) {
+  double ns = std::round(seconds * 1e9);
+  if (!std::isfinite(ns) || ns < 0 || ns >= kTwoTo63)
+    return std::nullopt;
+  return sym::Rational(sym::BigInt(int64_t(ns)), sym::BigInt(1000000000));
+}
+
+std::optional<sym::Rational> mlir::stage::report::roundedCount(double x) {
+  double n = std::round(x);
+  if (!std::isfinite(n) || n < 0 || n >= kTwoTo63)
+    return std::nullopt;
+  return sym::Rational(int64_t(n));
+}
+
+void SectionBuilder::addChecked(std::string key, std::string label,
+                                std::string unit,
+                                std::optional<sym::Rational> v, double x) {
+  if (failed)
+    return;
+  if (!v) {
+    std::string value;
+    llvm::raw_string_ostream(value) << llvm::format("%g", x);
+    at->emitError(label) << ": " << value << " " << unit << " is not a non-negative 64-bit value (in "
+                         << (unit == "s" ? "nanoseconds" : "whole units")
+                         << "); a smaller binding";
+    failed = true;
+    return;
+  }
+  addValue(std::move(key), std::move(label), std::move(unit), *v);
+}
 
 std::string mlir::stage::report::layerRanges(const RankClass &c) {
   std::string s;

@@ -17,6 +17,13 @@
 
 namespace mlir::stage::report {
 
+/// A time as the exact fraction the report prints (whole nanoseconds), or
+/// nullopt when it is not finite, negative, or 2^63 ns (292 years) or more.
+std::optional<sym::Rational> exactSeconds(double seconds);
+/// A rate or count rounded to a whole number, or nullopt when it is not
+/// finite, negative, or 2^63 or more.
+std::optional<sym::Rational> roundedCount(double x);
+
 /// Collects the rows of a section, evaluating each expression.
 class SectionBuilder {
 public:
@@ -45,11 +52,18 @@ public:
     section.rows.push_back(
         {std::move(key), std::move(label), std::move(unit), std::nullopt, v});
   }
+  /// A time (nanoseconds as an exact fraction: rounding is below any
+  /// reading); one that does not fit is an error naming it, as the
+  /// emitter's counts are.
   void addSeconds(std::string key, std::string label, double seconds) {
-    // Nanoseconds as an exact fraction: rounding is below any reading.
-    addValue(std::move(key), std::move(label), "s",
-             sym::Rational(sym::BigInt(int64_t(std::llround(seconds * 1e9))),
-                           sym::BigInt(1000000000)));
+    addChecked(std::move(key), std::move(label), "s", exactSeconds(seconds),
+               seconds);
+  }
+  /// A rate or count computed in floating point, rounded; checked alike.
+  void addRounded(std::string key, std::string label, std::string unit,
+                  double x) {
+    addChecked(std::move(key), std::move(label), std::move(unit),
+               roundedCount(x), x);
   }
   FailureOr<Section> take() {
     if (failed)
@@ -58,6 +72,9 @@ public:
   }
 
 private:
+  void addChecked(std::string key, std::string label, std::string unit,
+                  std::optional<sym::Rational> v, double x);
+
   Operation *at;
   const sym::Bindings &b;
   Section section;

@@ -255,10 +255,9 @@ LogicalResult mlir::stage::report::buildServingReports(
   double prompt = b.count("S") ? double(b.at("S")) : 0;
   if (step.classes.size() && ttft > 0) {
     jt.addSeconds("ttft", "time to first token (the last request's)", ttft);
-    jt.addValue(
-        "prefill_tokens_per_second_per_gpu", "prefill tokens/s per GPU",
-        "tokens/s",
-        sym::Rational(int64_t(std::llround(batch * prompt / ttft / gpus))));
+    jt.addRounded("prefill_tokens_per_second_per_gpu",
+                  "prefill tokens/s per GPU", "tokens/s",
+                  batch * prompt / ttft / gpus);
   }
   if (N > 0 && tpot > 0) {
     jt.addSeconds("tpot",
@@ -271,9 +270,8 @@ LogicalResult mlir::stage::report::buildServingReports(
                     "time to first token of an arriving request (S/C "
                     "iterations)",
                     double(N) * tpot);
-    jt.addValue("decode_tokens_per_second_per_gpu", "decode tokens/s per GPU",
-                "tokens/s",
-                sym::Rational(int64_t(std::llround(batch / tpot / gpus))));
+    jt.addRounded("decode_tokens_per_second_per_gpu", "decode tokens/s per GPU",
+                  "tokens/s", batch / tpot / gpus);
     jt.addSeconds("total", "prefill and every decode step",
                   ttft + double(N) * tpot);
   }

@@ -392,15 +392,14 @@ LogicalResult mlir::stage::report::buildStageReports(
     flops += jobCosts.phases[i].flops();
   sym::Result<sym::Rational> flopValue = flops.evaluateRational(b);
   if (!numbersOnly && flopValue && iteration > 0)
-    jtime.addValue("flops_per_gpu", "FLOP/s per GPU (all FLOPs)", "FLOP/s",
-                   sym::Rational(int64_t(std::llround(
-                       flopValue->toDouble() / iteration / double(job.gpus)))));
+    jtime.addRounded("flops_per_gpu", "FLOP/s per GPU (all FLOPs)", "FLOP/s",
+                     flopValue->toDouble() / iteration / double(job.gpus));
   if (b.count("B") && b.count("S") && iteration > 0) {
     double tokens = double(b.at("B")) * double(b.at("S"));
     jtime.addValue("tokens", "tokens per iteration (B S)", "tokens",
                    sym::Rational(b.at("B") * b.at("S")));
-    jtime.addValue("tokens_per_second", "tokens per second", "tokens/s",
-                   sym::Rational(int64_t(std::llround(tokens / iteration))));
+    jtime.addRounded("tokens_per_second", "tokens per second", "tokens/s",
+                     tokens / iteration);
   }
   FailureOr<Section> sec = jtime.take();
   if (failed(sec))

@@ -20,6 +20,13 @@ func.func private @f(!stage.tensor<[B/(S + D)], f32>)
 
 // -----
 
+// MLIR has no `^` token: a power ended the expression and the error was
+// "expected ']'".
+// expected-error @+1 {{invalid expression: '^' is not an operator in the IR: a power is written as a product (S*S)}}
+func.func private @f(!stage.tensor<[B, S^100000], f32>)
+
+// -----
+
 // A constant that would not print back as a 64-bit integer (found by
 // fuzzing the expression parser).
 // expected-error @+1 {{invalid expression: the constant 18446744073709551616 does not fit in 64 bits}}
@@ -793,6 +800,47 @@ func.func @f() {
       stage.yield
     }
     stage.pipeline_stage 1 layers [0, 1] {
+      stage.yield
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @f() {
+  stage.pipeline schedule "1f1b" virtual_stages 1 {
+    // expected-error @+1 {{layers must be a range [begin, end] with 0 <= begin <= end}}
+    stage.pipeline_stage 0 layers [-4, 4] {
+      stage.yield
+    }
+  }
+  return
+}
+
+// -----
+
+// The stages hold consecutive layers from 0: a stage placed past the
+// layers of the one before it (or anywhere else) is refused.
+func.func @f() {
+  stage.pipeline schedule "1f1b" virtual_stages 1 {
+    stage.pipeline_stage 0 layers [0, 16] {
+      stage.yield
+    }
+    // expected-error @+1 {{layers [20, 40] must start at layer 16, where the stage before it ends}}
+    stage.pipeline_stage 1 layers [20, 40] {
+      stage.yield
+    }
+  }
+  return
+}
+
+// -----
+
+func.func @f() {
+  stage.pipeline schedule "1f1b" virtual_stages 1 {
+    // expected-error @+1 {{layers [4, 8] must start at layer 0}}
+    stage.pipeline_stage 0 layers [4, 8] {
       stage.yield
     }
   }

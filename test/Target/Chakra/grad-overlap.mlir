@@ -22,7 +22,7 @@
 // RUN: stage-trace verify %t.dir | FileCheck %s --check-prefix=VERIFIED
 // VERIFIED: verified 2 ranks, 32 nodes
 
-// CHECK:      {"version":"0.0.4"}
+// CHECK:      {"version":"0.0.4","attr":[{"name":"trace_set","string_val":"[[SET:[0-9a-f]{32}]]"},{"name":"rank","int64_val":"0"},{"name":"num_ranks","int64_val":"2"}]}
 // CHECK-NEXT: {"name":"fwd:einsum","type":"COMP_NODE","attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"16384"},{"name":"tensor_size","uint64_val":"8704"}]}
 // CHECK-NEXT: {"id":"1","name":"fwd:einsum","type":"COMP_NODE","data_deps":["0"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"16384"},{"name":"tensor_size","uint64_val":"8704"}]}
 // CHECK-NEXT: {"id":"2","name":"bwd:einsum","type":"COMP_NODE","data_deps":["1"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"16384"},{"name":"tensor_size","uint64_val":"8704"}]}

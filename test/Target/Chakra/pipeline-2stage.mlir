@@ -14,7 +14,7 @@
 // RUN: stage-trace verify %t.dir | FileCheck %s --check-prefix=VERIFIED
 // VERIFIED: verified 2 ranks, 24 nodes
 
-// STAGE0:      {"version":"0.0.4"}
+// STAGE0:      {"version":"0.0.4","attr":[{"name":"trace_set","string_val":"[[SET:[0-9a-f]{32}]]"},{"name":"rank","int64_val":"0"},{"name":"num_ranks","int64_val":"2"}]}
 // STAGE0-NEXT: {"name":"fwd:einsum","type":"COMP_NODE","attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"32768"},{"name":"tensor_size","uint64_val":"9216"}]}
 // STAGE0-NEXT: {"id":"1","name":"fwd:send","type":"COMM_SEND_NODE","data_deps":["0"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"comm_size","int64_val":"512"},{"name":"comm_tag","int32_val":0},{"name":"comm_src","int32_val":0},{"name":"comm_dst","int32_val":1}]}
 // STAGE0-NEXT: {"id":"2","name":"fwd:einsum","type":"COMP_NODE","data_deps":["1"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"32768"},{"name":"tensor_size","uint64_val":"9216"}]}
@@ -29,7 +29,7 @@
 // STAGE0-NEXT: {"id":"11","name":"opt:optimizer_step","type":"COMP_NODE","data_deps":["10"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"69632"},{"name":"tensor_size","uint64_val":"122880"}]}
 // STAGE0-NOT:  {{.}}
 
-// STAGE1:      {"version":"0.0.4"}
+// STAGE1:      {"version":"0.0.4","attr":[{"name":"trace_set","string_val":"[[SET:[0-9a-f]{32}]]"},{"name":"rank","int64_val":"1"},{"name":"num_ranks","int64_val":"2"}]}
 // STAGE1-NEXT: {"name":"fwd:recv","type":"COMM_RECV_NODE","attr":[{"name":"is_cpu_op","bool_val":false},{"name":"comm_size","int64_val":"512"},{"name":"comm_tag","int32_val":0},{"name":"comm_src","int32_val":0},{"name":"comm_dst","int32_val":1}]}
 // STAGE1-NEXT: {"id":"1","name":"fwd:einsum","type":"COMP_NODE","data_deps":["0"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"32768"},{"name":"tensor_size","uint64_val":"9216"}]}
 // STAGE1-NEXT: {"id":"2","name":"bwd:einsum","type":"COMP_NODE","data_deps":["1"],"attr":[{"name":"is_cpu_op","bool_val":false},{"name":"num_ops","int64_val":"32768"},{"name":"tensor_size","uint64_val":"9216"}]}

@@ -23,9 +23,15 @@ namespace stage::trace {
 
 struct TraceSetOptions {
   std::string dir;
-  std::string prefix = "workload"; // files <prefix>.<rank>.et
-  std::string groups;              // default: <dir>/<prefix>.json if present
-  unsigned threads = 0;            // 0: all cores
+  /// The set's manifest is <prefix>.manifest.json, which names its files;
+  /// without one, the files are <prefix>.<rank>.et and <prefix>.json.
+  std::string prefix = "workload";
+  std::string groups; // without manifest; default <dir>/<prefix>.json
+  /// A set of another generator: no manifest, its files found by name.
+  bool withoutManifest = false;
+  /// No file larger than this is read (the emitter's per-rank limit).
+  uint64_t maxFileBytes = uint64_t(4) << 30;
+  unsigned threads = 0; // 0: all cores
   /// When set, the set's files by name (`workload.0.et`, ...), read from
   /// memory instead of `dir`: the fuzz target's way, without file I/O.
   const std::map<std::string, std::string> *files = nullptr;

@@ -92,6 +92,13 @@ FailureOr<sym::Expr> mlir::stage::parseSymExpr(AsmParser &parser) {
   sym::Expr e;
   if (!grammar.parseExpr(e))
     return failure();
+  // MLIR has no `^` token (it starts a block name), so a power would end
+  // the expression and the caller would report the token it expected.
+  if (*parser.getCurrentLocation().getPointer() == '^') {
+    lex.fail("'^' is not an operator in the IR: a power is written as a "
+             "product (S*S)");
+    return failure();
+  }
   if (std::optional<std::string> why = sym::getUnprintableConstant(e)) {
     lex.fail(*why);
     return failure();

@@ -281,6 +281,21 @@ LogicalResult PipelineOp::verifyRegions() {
   if (getSchedule() != ScheduleKind::interleaved && !isVShaped(getSchedule()) &&
       v != 1)
     return emitOpError("only the interleaved schedule has virtual stages");
+  // The stages (DualPipe's first copy) hold consecutive ranges of the
+  // model's layers from the first: a range that starts elsewhere, skips or
+  // repeats layers would misplace every layer after it (in the KV handoff,
+  // in the report's layer ranges).
+  size_t distinct = isMirrored(getSchedule()) ? stages.size() / 2 : stages.size();
+  int64_t next = 0;
+  for (PipelineStageOp s : ArrayRef(stages).take_front(distinct)) {
+    if (s.getLayers()[0] != next)
+      return s.emitOpError("layers [")
+             << s.getLayers()[0] << ", " << s.getLayers()[1]
+             << "] must start at layer " << next
+             << ", where the stage before it ends (the stages hold "
+                "consecutive layers from 0)";
+    next = s.getLayers()[1];
+  }
   if (isMirrored(getSchedule())) {
     int64_t pp = int64_t(stages.size()) / 2;
     if (pp % 2 != 0)
@@ -296,7 +311,9 @@ LogicalResult PipelineOp::verifyRegions() {
 }
 
 LogicalResult PipelineStageOp::verify() {
-  if (getLayers().size() != 2 || getLayers()[0] > getLayers()[1])
-    return emitOpError("layers must be a range [begin, end]");
+  if (getLayers().size() != 2 || getLayers()[0] < 0 ||
+      getLayers()[0] > getLayers()[1])
+    return emitOpError("layers must be a range [begin, end] with 0 <= begin "
+                       "<= end");
   return success();
 }

@@ -27,7 +27,8 @@ while proc.poll() is None and time.monotonic() < deadline:
     time.sleep(0.0005)
 _, err = proc.communicate()
 left = sorted(os.listdir(out)) if os.path.isdir(out) else []
-expected = sorted([f"workload.{r}.et" for r in range(ranks)] + ["workload.json"])
+expected = sorted([f"workload.{r}.et" for r in range(ranks)]
+                  + ["workload.json", "workload.manifest.json", ".stage-lock"])
 if left == expected:
     # Finished before the signal (or was stopped after its last rename).
     print("finished before the interrupt: the whole set")
