@@ -4,12 +4,14 @@
 // (workload.json) and two rank files, unpacked from the input as
 //   u32 n | n bytes workload.json | u32 m | m bytes rank 0 | rest: rank 1
 // (little endian; fuzz/pack_trace_set.py packs seeds). The set is read
-// from memory and verified as `stage-trace verify` does:
-// decoding, dependencies, groups, send/recv pairs and the abstract run. Any
-// finding is fine; a crash or a hang is a bug.
+// from memory and verified as `stage-trace verify --without-manifest` does
+// (the in-memory set has no manifest): decoding, identities, dependencies,
+// groups, send/recv pairs and the abstract run. The JSON part is also read
+// as a manifest. Any finding is fine; a crash or a hang is a bug.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Stage/Support/TraceManifest.h"
 #include "Stage/Target/ChakraVerify/Verifier.h"
 
 #include <cstdint>
@@ -47,8 +49,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   o.dir = "fuzz";
   o.files = &files;
   o.threads = 1;
+  o.withoutManifest = true;
   (void)stage::trace::verifyTraceSet(o);
   std::string error;
   (void)stage::trace::traceSetStats(o, error);
+  (void)stage::TraceManifest::parse(files["workload.json"], error);
   return 0;
 }
