@@ -82,7 +82,8 @@ bool stage::files::removeEntryAt(int dirFd, const char *name, unsigned depth) {
   }
   // O_NOFOLLOW: were the directory swapped for a link since the fstatat,
   // the open fails instead of entering the link's target.
-  int sub = ::openat(dirFd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int sub =
+      ::openat(dirFd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (sub < 0)
     return false;
   DIR *d = ::fdopendir(sub);

@@ -14,8 +14,8 @@ using namespace stage;
 
 std::string stage::fileDigest(llvm::StringRef bytes) {
   std::string s;
-  llvm::raw_string_ostream(s) << llvm::format_hex_no_prefix(
-      llvm::xxh3_64bits(bytes), 16);
+  llvm::raw_string_ostream(s)
+      << llvm::format_hex_no_prefix(llvm::xxh3_64bits(bytes), 16);
   return s;
 }
 
@@ -86,6 +86,11 @@ std::string TraceManifest::print() const {
 }
 
 namespace {
+bool isHex(llvm::StringRef s, size_t digits) {
+  return s.size() == digits &&
+         llvm::all_of(s, [](char c) { return llvm::isHexDigit(c); });
+}
+
 /// `[name-or-rank, bytes, "digest"]`.
 bool readEntry(const llvm::json::Value &v, ManifestEntry &e,
                const llvm::json::Value *&key) {
@@ -94,8 +99,7 @@ bool readEntry(const llvm::json::Value &v, ManifestEntry &e,
     return false;
   std::optional<int64_t> bytes = (*a)[1].getAsInteger();
   std::optional<llvm::StringRef> digest = (*a)[2].getAsString();
-  if (!bytes || *bytes < 0 || !digest || digest->size() != 16 ||
-      !llvm::all_of(*digest, [](char c) { return llvm::isHexDigit(c); }))
+  if (!bytes || *bytes < 0 || !digest || !isHex(*digest, 16))
     return false;
   e.bytes = uint64_t(*bytes);
   e.digest = digest->str();
@@ -118,15 +122,15 @@ std::optional<TraceManifest> TraceManifest::parse(llvm::StringRef text,
   }
   if (o->getString("format") != std::optional<llvm::StringRef>(kFormat) ||
       o->getInteger("version") != std::optional<int64_t>(kVersion)) {
-    error = "not a stage trace-set manifest of version " +
-            std::to_string(kVersion);
+    error =
+        "not a stage trace-set manifest of version " + std::to_string(kVersion);
     return std::nullopt;
   }
   TraceManifest m;
   std::optional<llvm::StringRef> set = o->getString("set");
   std::optional<int64_t> ranks = o->getInteger("ranks");
   std::optional<llvm::StringRef> traces = o->getString("traces");
-  if (!set || set->size() != 32 || !llvm::all_of(*set, [](char c) { return llvm::isHexDigit(c); })) {
+  if (!set || !isHex(*set, 32)) {
     error = "\"set\" is not an identity of 32 hex digits";
     return std::nullopt;
   }
@@ -163,7 +167,8 @@ std::optional<TraceManifest> TraceManifest::parse(llvm::StringRef text,
     if (!readEntry(f, e, key) || !(rank = key->getAsInteger()) || *rank < 0 ||
         *rank >= m.ranks) {
       error = "\"files\" has an entry that is not [rank, bytes, digest] of a "
-              "rank below " + std::to_string(m.ranks);
+              "rank below " +
+              std::to_string(m.ranks);
       return std::nullopt;
     }
     if (!m.traces.emplace(*rank, std::move(e)).second) {

@@ -33,17 +33,16 @@ static cl::OptionCategory category("stage-trace options");
 static cl::opt<std::string> command(cl::Positional,
                                     cl::desc("<verify|stats|show|timeline>"),
                                     cl::cat(category));
-static cl::opt<std::string> directory(cl::Positional,
-                                      cl::desc("<trace directory>"),
-                                      cl::cat(category));
+static cl::opt<std::string>
+    directory(cl::Positional, cl::desc("<trace directory>"), cl::cat(category));
 static cl::opt<std::string> prefix("prefix",
                                    cl::desc("Trace files are <prefix>.<rank>.et"),
                                    cl::init("workload"), cl::cat(category));
-static cl::opt<std::string> groups(
-    "groups",
-    cl::desc("With --without-manifest: the communicator groups file "
-             "(default <dir>/<prefix>.json)"),
-    cl::cat(category));
+static cl::opt<std::string>
+    groups("groups",
+           cl::desc("With --without-manifest: the communicator groups file "
+                    "(default <dir>/<prefix>.json)"),
+           cl::cat(category));
 static cl::opt<bool> withoutManifest(
     "without-manifest",
     cl::desc("Read a set that has no manifest (another generator's): its "

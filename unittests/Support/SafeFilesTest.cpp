@@ -43,8 +43,11 @@ TEST_F(SafeFiles, RemovalNeverFollowsALink) {
   ASSERT_EQ(::mkdir((root + "/staging").c_str(), 0700), 0);
   ASSERT_EQ(::mkdir((root + "/staging/0").c_str(), 0700), 0);
   write(root + "/staging/0/w.0.et", "y");
-  ASSERT_EQ(::symlink((root + "/victim").c_str(), (root + "/staging/0/link").c_str()), 0);
-  ASSERT_EQ(::symlink((root + "/victim").c_str(), (root + "/planted").c_str()), 0);
+  ASSERT_EQ(
+      ::symlink((root + "/victim").c_str(), (root + "/staging/0/link").c_str()),
+      0);
+  ASSERT_EQ(::symlink((root + "/victim").c_str(), (root + "/planted").c_str()),
+            0);
   int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY);
   EXPECT_TRUE(removeEntryAt(fd, "staging", 2));
   EXPECT_TRUE(removeEntryAt(fd, "planted", 2)); // the link, not its target

@@ -1,4 +1,4 @@
-//===- SafeFiles.h - Bounded reads and removals that follow no link -*- C++ -*-===//
+//===- SafeFiles.h - Bounded reads, no-follow removals ----------*- C++ -*-===//
 //
 // A trace directory may be writable by others: whatever is planted there
 // (a link, a FIFO, /dev/zero under a rank's name) must neither make a

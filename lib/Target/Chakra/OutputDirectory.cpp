@@ -146,8 +146,8 @@ OutputDirectory::open(const std::string &dir, const std::string &manifestName,
     return emitError(loc) << err;
   // Where the file system has no locks, a later run cannot take the
   // marker's lock either, and leaves the directory alone.
-  d->markerFd = ::openat(d->stagingFd, kMarkerName,
-                         O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+  d->markerFd =
+      ::openat(d->stagingFd, kMarkerName, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
   if (d->markerFd >= 0)
     (void)tryLock(d->markerFd);
   return d;
@@ -239,8 +239,9 @@ int OutputDirectory::createWorkerDir(unsigned t, std::string &error) {
 std::string OutputDirectory::writeFile(int fd, const std::string &name,
                                        llvm::StringRef data) const {
   std::string shownAs = path(name);
-  int out = ::openat(fd, name.c_str(),
-                     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  int out =
+      ::openat(fd, name.c_str(),
+               O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (out < 0)
     return "cannot create " + shownAs + ": " + errnoText();
   const char *p = data.data();
@@ -263,8 +264,9 @@ std::string OutputDirectory::writeFile(int fd, const std::string &name,
 }
 
 LogicalResult OutputDirectory::lock(Location loc) {
-  lockFd = ::openat(dirFd, kLockName,
-                    O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+  lockFd =
+      ::openat(dirFd, kLockName,
+               O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
   struct stat st;
   if (lockFd < 0 || ::fstat(lockFd, &st) != 0 || !S_ISREG(st.st_mode))
     return emitError(loc) << "cannot lock " << dir << " (its lock file "
@@ -283,8 +285,8 @@ LogicalResult OutputDirectory::lock(Location loc) {
     }
     auto waited = std::chrono::steady_clock::now() - start;
     if (waited > std::chrono::seconds(kLockWaitSeconds))
-      return emitError(loc) << "another run holds the lock of " << dir
-                            << " (" << path(kLockName) << ") for more than "
+      return emitError(loc) << "another run holds the lock of " << dir << " ("
+                            << path(kLockName) << ") for more than "
                             << kLockWaitSeconds << " s: nothing was published";
     if (!told && waited > std::chrono::seconds(2)) {
       emitRemark(loc) << "waiting for another run's publication in " << dir;
@@ -331,8 +333,8 @@ LogicalResult OutputDirectory::publish(const TraceManifest &m, int64_t first,
   };
   if (kept.traces.empty()) {
     if (::unlinkat(dirFd, manifestName.c_str(), 0) != 0 && errno != ENOENT)
-      return emitError(loc) << "cannot withdraw " << path(manifestName)
-                            << ": " << errnoText() << "; nothing was published";
+      return emitError(loc) << "cannot withdraw " << path(manifestName) << ": "
+                            << errnoText() << "; nothing was published";
   } else if (std::string err = placeManifest(kept); !err.empty()) {
     return emitError(loc) << err << "; nothing was published";
   }

@@ -65,7 +65,9 @@ public:
 
 private:
   OutputDirectory() = default;
-  std::string path(llvm::StringRef name) const { return dir + "/" + name.str(); }
+  std::string path(llvm::StringRef name) const {
+    return dir + "/" + name.str();
+  }
   LogicalResult lock(Location loc);
   void removeAbandonedStaging();
 

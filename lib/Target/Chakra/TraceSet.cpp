@@ -70,11 +70,11 @@ public:
     for (const ClassTrace &c : w.classes) {
       add(int64_t(c.nodes.size()));
       for (const TraceNode &n : c.nodes) {
-        for (int64_t v : {int64_t(n.kind), int64_t(n.flops), int64_t(n.bytes),
-                          int64_t(n.micros), int64_t(n.commType),
-                          int64_t(n.group), n.shift, n.tag, n.peer,
-                          int64_t(n.handoff), int64_t(n.dataDeps),
-                          int64_t(n.outBytes)})
+        for (int64_t v :
+             {int64_t(n.kind), int64_t(n.flops), int64_t(n.bytes),
+              int64_t(n.micros), int64_t(n.commType), int64_t(n.group), n.shift,
+              n.tag, n.peer, int64_t(n.handoff), int64_t(n.dataDeps),
+              int64_t(n.outBytes)})
           add(v);
         add(n.name);
         addAll(n.deps);

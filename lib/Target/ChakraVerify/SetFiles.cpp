@@ -52,10 +52,10 @@ stage::trace::readSetFile(const TraceSetOptions &o, const std::string &path,
 bool stage::trace::findSetFiles(const TraceSetOptions &o, SetFiles &out,
                                 Errors &errors) {
   if (!o.files && !llvm::sys::fs::is_directory(o.dir)) {
-    std::error_code ec = llvm::sys::fs::exists(o.dir)
-                             ? std::make_error_code(std::errc::not_a_directory)
-                             : std::make_error_code(
-                                   std::errc::no_such_file_or_directory);
+    std::error_code ec =
+        llvm::sys::fs::exists(o.dir)
+            ? std::make_error_code(std::errc::not_a_directory)
+            : std::make_error_code(std::errc::no_such_file_or_directory);
     errors.add("cannot read the directory " + o.dir + ": " + ec.message());
     return false;
   }
@@ -82,8 +82,10 @@ bool stage::trace::findSetFiles(const TraceSetOptions &o, SetFiles &out,
       return false;
     }
     if (!o.groups.empty()) {
-      errors.add("--groups=" + o.groups + ": the manifest names the set's "
-                 "groups file (" + m->groupsFile +
+      errors.add("--groups=" + o.groups +
+                 ": the manifest names the set's "
+                 "groups file (" +
+                 m->groupsFile +
                  "); --groups is for a set without one (--without-manifest)");
       return false;
     }
@@ -92,8 +94,8 @@ bool stage::trace::findSetFiles(const TraceSetOptions &o, SetFiles &out,
       while (m->traces.count(firstMissing))
         ++firstMissing;
       errors.add(path + " lists " + std::to_string(m->traces.size()) +
-                 " of the set's " + std::to_string(m->ranks) +
-                 " ranks (rank " + std::to_string(firstMissing) +
+                 " of the set's " + std::to_string(m->ranks) + " ranks (rank " +
+                 std::to_string(firstMissing) +
                  " is the first missing): the set is incomplete, a slice "
                  "(--ranks=A:B) is not written yet");
       return false;
@@ -190,12 +192,13 @@ std::string stage::trace::checkRankIdentity(const TraceFile &f, int64_t rank,
   if (!files.manifest)
     return "";
   if (!f.traceSet.present || f.traceSet.member != StringVal)
-    return f.path + " carries no trace-set identity: it is not a file of the "
-                    "set the manifest names (" +
+    return f.path +
+           " carries no trace-set identity: it is not a file of the "
+           "set the manifest names (" +
            files.manifest->setId + ")";
   if (f.traceSet.text != files.manifest->setId)
-    return "the ranks carry different identities: " + f.path +
-           " (rank " + std::to_string(rank) + ") is of trace set " +
+    return "the ranks carry different identities: " + f.path + " (rank " +
+           std::to_string(rank) + ") is of trace set " +
            std::string(f.traceSet.text) + ", the manifest's set is " +
            files.manifest->setId;
   return "";

@@ -1,4 +1,5 @@
-//===- SetFiles.h - Which files make a trace set, and are they it -*- C++ -*-===//
+//===- SetFiles.h - Which files make a trace set, and are they it -*- C++
+//-*-===//
 //
 // What every reader of a set checks first, before it believes a file:
 // the set is what its complete manifest names (every rank's file, with

@@ -499,30 +499,31 @@ bool stage::trace::loadTraceSet(const TraceSetOptions &o, TraceSet &set,
       checks.add(std::move(e));
     integrity[r] = checkRankIdentity(file, r, files);
     if (!files.manifest && file.hasMetadata)
-      identities[r] = std::string(file.traceSet.present ? file.traceSet.text : "");
+      identities[r] =
+          std::string(file.traceSet.present ? file.traceSet.text : "");
     auto graph = std::make_unique<ClassGraph>();
     checkRank(file, r, set, n, o, *graph, set.ranks[r], checks);
     set.ranks[r].graph = intern(std::move(graph));
   });
   if (!files.manifest) {
     // The first rank with an identity is the reference.
-    auto ref = llvm::find_if(identities, [](const auto &id) {
-      return id && !id->empty();
-    });
+    auto ref = llvm::find_if(identities,
+                             [](const auto &id) { return id && !id->empty(); });
     auto named = [](const std::string &id) {
       return id.empty() ? std::string("(none)") : id;
     };
     if (ref != identities.end())
       for (int64_t r = 0; r < n; ++r)
         if (identities[r] && *identities[r] != **ref && integrity[r].empty())
-          integrity[r] = "the ranks carry different identities: " +
-                         files.traces[r] + " (rank " + std::to_string(r) +
-                         ") is of trace set " + named(*identities[r]) +
-                         ", rank " + std::to_string(ref - identities.begin()) +
-                         "'s of " + **ref;
+          integrity[r] =
+              "the ranks carry different identities: " + files.traces[r] +
+              " (rank " + std::to_string(r) + ") is of trace set " +
+              named(*identities[r]) + ", rank " +
+              std::to_string(ref - identities.begin()) + "'s of " + **ref;
   }
-  bool whole = groupsProblem.empty() &&
-               llvm::all_of(integrity, [](const std::string &p) { return p.empty(); });
+  bool whole =
+      groupsProblem.empty() &&
+      llvm::all_of(integrity, [](const std::string &p) { return p.empty(); });
   if (!whole) {
     if (!groupsProblem.empty())
       errors.add(groupsProblem);
@@ -534,8 +535,10 @@ bool stage::trace::loadTraceSet(const TraceSetOptions &o, TraceSet &set,
   if (!set.hasGroups)
     for (const RankGraph &g : set.ranks)
       if (g.namesGroups) {
-        checks.add(g.path + ": collectives name groups but there is no "
-                            "groups file " + files.groups);
+        checks.add(g.path +
+                   ": collectives name groups but there is no "
+                   "groups file " +
+                   files.groups);
         break;
       }
   errors.merge(checks);

@@ -131,8 +131,7 @@ void drawBars(llvm::raw_ostream &os, const std::vector<BarRow> &rows,
        << (t == 0   ? "start"
            : t == 4 ? "end"
                     : "middle")
-       << "\">"
-       << tickLabel(v, unit) << "</text>\n";
+       << "\">" << tickLabel(v, unit) << "</text>\n";
   }
   if (limit) {
     double x = kLeft + limit->value / max * kBarArea;
@@ -275,7 +274,8 @@ void timelineChart(const PipelineReport &p, llvm::raw_ostream &os) {
   }
   os << "<text x=\"" << num(kLeft) << "\" y=\"" << num(height - 4)
      << "\" class=\"legend\">0</text><text x=\"" << num(kLeft + kBarArea)
-     << "\" y=\"" << num(height - 4) << "\" text-anchor=\"end\" class=\"legend\">"
+     << "\" y=\"" << num(height - 4)
+     << "\" text-anchor=\"end\" class=\"legend\">"
      << escape(humanReadable(exactSeconds(end).value_or(sym::Rational(0)), "s"))
      << "</text>\n</svg>\n";
 }

@@ -40,7 +40,8 @@ void SectionBuilder::addChecked(std::string key, std::string label,
   if (!v) {
     std::string value;
     llvm::raw_string_ostream(value) << llvm::format("%g", x);
-    at->emitError(label) << ": " << value << " " << unit << " is not a non-negative 64-bit value (in "
+    at->emitError(label) << ": " << value << " " << unit
+                         << " is not a non-negative 64-bit value (in "
                          << (unit == "s" ? "nanoseconds" : "whole units")
                          << "); a smaller binding";
     failed = true;

@@ -285,7 +285,8 @@ LogicalResult PipelineOp::verifyRegions() {
   // model's layers from the first: a range that starts elsewhere, skips or
   // repeats layers would misplace every layer after it (in the KV handoff,
   // in the report's layer ranges).
-  size_t distinct = isMirrored(getSchedule()) ? stages.size() / 2 : stages.size();
+  size_t distinct =
+      isMirrored(getSchedule()) ? stages.size() / 2 : stages.size();
   int64_t next = 0;
   for (PipelineStageOp s : ArrayRef(stages).take_front(distinct)) {
     if (s.getLayers()[0] != next)
