@@ -140,26 +140,30 @@ OutputDirectory::open(const std::string &dir, const std::string &manifestName,
   if (d->stagingFd < 0)
     return emitError(loc) << "cannot create a staging directory in " << dir;
   // The marker: how a later run knows this directory is a staging one of
-  // this user's, and, by its lock, whether this run still lives.
-  if (std::string err = d->writeFile(d->stagingFd, kMarkerName, kMarker);
-      !err.empty())
-    return emitError(loc) << err;
-  // Where the file system has no locks, a later run cannot take the
-  // marker's lock either, and leaves the directory alone.
-  d->markerFd =
-      ::openat(d->stagingFd, kMarkerName, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-  if (d->markerFd >= 0)
-    (void)tryLock(d->markerFd);
+  // this user's, and, by its lock, whether this run still lives. It is
+  // locked before its text is written: a run that finds the text finds
+  // the lock taken. (Where the file system has no locks, a later run
+  // cannot take the lock either, and leaves the directory alone.)
+  d->markerFd = ::openat(d->stagingFd, kMarkerName,
+                         O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                         0600);
+  if (d->markerFd < 0)
+    return emitError(loc) << "cannot create " << d->path(d->stagingName)
+                          << "/" << kMarkerName << ": " << errnoText();
+  (void)tryLock(d->markerFd);
+  if (::write(d->markerFd, kMarker, kMarkerSize) != ssize_t(kMarkerSize))
+    return emitError(loc) << "cannot write " << d->path(d->stagingName) << "/"
+                          << kMarkerName << ": " << errnoText();
   return d;
 }
 
 OutputDirectory::~OutputDirectory() {
   for (int fd : workerFds)
     ::close(fd);
-  if (stagingFd >= 0) {
+  if (stagingFd >= 0)
     ::close(stagingFd);
+  if (!stagingName.empty())
     (void)::stage::files::removeEntryAt(dirFd, stagingName.c_str(), 2);
-  }
   if (markerFd >= 0)
     ::close(markerFd);
   if (lockFd >= 0)
