@@ -433,7 +433,8 @@ LogicalResult Pipeliner::run(ArrayRef<int64_t> userSizes) {
 
   // The stages.
   OpBuilder b(ret);
-  auto pipe = PipelineOp::create(b, fn.getLoc(), schedule, v);
+  auto pipe = PipelineOp::create(b, fn.getLoc(), schedule, v,
+                                 b.getI64IntegerAttr(layers));
   Block *pipeBody = new Block();
   pipe.getBody().push_back(pipeBody);
   OpBuilder pb = OpBuilder::atBlockEnd(pipeBody);

@@ -837,6 +837,22 @@ func.func @f() {
 
 // -----
 
+// Stages past the model's layers: the pipeline holds 32, its stages 40.
+func.func @f() {
+  // expected-error @+1 {{has 32 layers but its stages hold layers up to 40 (the stages hold the layers [0, 32) in order)}}
+  stage.pipeline schedule "1f1b" virtual_stages 1 layers 32 {
+    stage.pipeline_stage 0 layers [0, 17] {
+      stage.yield
+    }
+    stage.pipeline_stage 1 layers [17, 40] {
+      stage.yield
+    }
+  }
+  return
+}
+
+// -----
+
 func.func @f() {
   stage.pipeline schedule "1f1b" virtual_stages 1 {
     // expected-error @+1 {{layers [4, 8] must start at layer 0}}

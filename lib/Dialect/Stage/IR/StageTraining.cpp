@@ -297,6 +297,10 @@ LogicalResult PipelineOp::verifyRegions() {
                 "consecutive layers from 0)";
     next = s.getLayers()[1];
   }
+  if (std::optional<int64_t> n = getNumLayers(); n && next != *n)
+    return emitOpError("has ")
+           << *n << " layers but its stages hold layers up to " << next
+           << " (the stages hold the layers [0, " << *n << ") in order)";
   if (isMirrored(getSchedule())) {
     int64_t pp = int64_t(stages.size()) / 2;
     if (pp % 2 != 0)

@@ -394,20 +394,24 @@ def Stage_PipelineOp : Stage_Op<"pipeline", [SingleBlock, NoTerminator]> {
     the messages going the other way) that runs the second half of the
     micro-batches, fed from the last rank. The schedule
     orders the forward and backward micro-batch steps of every stage; the
-    trace emitter expands it, nothing is unrolled here.
+    trace emitter expands it, nothing is unrolled here. The stages hold
+    consecutive ranges of the model's layers (layer stack iterations) from
+    0; `layers`, where given (stage-pipeline gives it), is their count, at
+    which the last range ends.
 
     ```mlir
-    stage.pipeline schedule 1f1b virtual_stages 1 {
+    stage.pipeline schedule 1f1b virtual_stages 1 layers 32 {
       stage.pipeline_stage 0 layers [0, 16] { ... }
       stage.pipeline_stage 1 layers [16, 32] { ... }
     }
     ```
   }];
-  let arguments = (ins Stage_ScheduleKind:$schedule, I64Attr:$virtual_stages);
+  let arguments = (ins Stage_ScheduleKind:$schedule, I64Attr:$virtual_stages,
+                       OptionalAttr<I64Attr>:$num_layers);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    `schedule` $schedule `virtual_stages` $virtual_stages attr-dict-with-keyword
-    $body
+    `schedule` $schedule `virtual_stages` $virtual_stages
+    (`layers` $num_layers^)? attr-dict-with-keyword $body
   }];
   let hasRegionVerifier = 1;
   let extraClassDeclaration = [{
