@@ -81,7 +81,7 @@ std::string mlir::stage::explore::describeSearch(const SearchResult &r,
                                                  const SearchTitle &t) {
   std::string s;
   llvm::raw_string_ostream os(s);
-  os << t.model << " on " << t.gpus << " GPUs (" << t.device.name << ", "
+  os << t.model << " on " << t.gpus << " GPUs (" << t.device.displayName() << ", "
      << gib(t.device.memoryCapacity) << "), ";
   if (t.serving)
     os << "serving: up to " << t.batch << " requests of " << t.seq
@@ -316,7 +316,7 @@ static void paretoChart(const SearchResult &r, const SearchTitle &t,
      << "\" stroke=\"#b00\" stroke-dasharray=\"4 3\"/>\n<text class=\"tick\" "
         "x=\""
      << width - right << "\" y=\"" << y(t.device.memoryCapacity) - 4
-     << "\" text-anchor=\"end\" fill=\"#b00\">" << escape(t.device.name)
+     << "\" text-anchor=\"end\" fill=\"#b00\">" << escape(t.device.displayName())
      << " memory</text>\n";
   for (const Candidate &c : r.ranked)
     os << "<circle cx=\"" << fixed(x(chartSeconds(c)), 1) << "\" cy=\""

@@ -6,7 +6,9 @@
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
 #include "Stage/Dialect/Stage/IR/StageOps.h"
+#include "Stage/Support/ByteSize.h"
 #include "Stage/Support/JsonLimits.h"
+#include "Stage/Support/SafeFiles.h"
 
 #include "mlir/IR/AttrTypeSubElements.h"
 #include "llvm/ADT/StringExtras.h"
@@ -14,6 +16,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 
 #include <set>
 
@@ -124,10 +127,19 @@ FailureOr<sym::Bindings> mlir::stage::getEffectiveBindings(ModuleOp module) {
 }
 
 namespace {
+/// "Device profile: a100-40gb, ...", built once for the option's help.
+const std::string &deviceHelp() {
+  static const std::string help =
+      "Device profile shipped with stage: " + getDevicePresetNames();
+  return help;
+}
+
 struct DeviceOptions {
-  llvm::cl::opt<std::string> name{
-      "device",
-      llvm::cl::desc("Roofline device preset (h100, h200, b200, mi300x)")};
+  llvm::cl::opt<std::string> name{"device", llvm::cl::desc(deviceHelp())};
+  llvm::cl::opt<std::string> profile{
+      "device-profile",
+      llvm::cl::desc("A device profile of your own (JSON, as profiles/*.json)"),
+      llvm::cl::value_desc("file")};
   llvm::cl::opt<std::string> peakFlops{
       "peak-flops", llvm::cl::desc("Override: dense matrix FLOP/s"),
       llvm::cl::value_desc("FLOP/s")};
@@ -139,7 +151,8 @@ struct DeviceOptions {
       llvm::cl::value_desc("B/s")};
   llvm::cl::opt<std::string> linkBandwidth{
       "link-bandwidth",
-      llvm::cl::desc("Override: network bytes/s per direction"),
+      llvm::cl::desc("Override: scale-up (NVLink) bytes/s per direction "
+                     "inside a node"),
       llvm::cl::value_desc("B/s")};
   llvm::cl::opt<std::string> memory{
       "device-memory", llvm::cl::desc("Override: device memory, as in 80GiB"),
@@ -172,21 +185,7 @@ static DeviceOptions &deviceOptions() {
 void mlir::stage::registerDeviceOptions() { (void)deviceOptions(); }
 
 std::optional<double> mlir::stage::parseByteSize(StringRef text) {
-  static const std::pair<const char *, double> units[] = {
-      {"KiB", 1024.0}, {"MiB", 1024.0 * 1024}, {"GiB", 1024.0 * 1024 * 1024},
-      {"TiB", 1024.0 * 1024 * 1024 * 1024}, {"KB", 1e3}, {"MB", 1e6},
-      {"GB", 1e9}, {"TB", 1e12}, {"B", 1.0}};
-  StringRef number = text.trim();
-  double scale = 1.0;
-  for (auto [suffix, factor] : units)
-    if (number.consume_back(suffix)) {
-      scale = factor;
-      break;
-    }
-  double v;
-  if (number.trim().getAsDouble(v) || v <= 0)
-    return std::nullopt;
-  return v * scale;
+  return ::stage::parseByteSize(text);
 }
 
 FailureOr<std::optional<DeviceModel>>
@@ -194,12 +193,26 @@ mlir::stage::getDeviceModel(ModuleOp module, StringRef fallback) {
   const DeviceOptions &o = deviceOptions();
   std::string name = o.name.empty() ? fallback.str() : std::string(o.name);
   std::optional<DeviceModel> d;
-  if (!name.empty()) {
+  if (!o.profile.empty()) {
+    if (!o.name.empty())
+      return emitOptionError(module)
+             << "--device and --device-profile both name a device: give one";
+    std::string error;
+    std::unique_ptr<llvm::MemoryBuffer> text = ::stage::files::readRegularFile(
+        o.profile, uint64_t(256) << 20, error);
+    if (!text)
+      return emitOptionError(module) << "--device-profile: " << error;
+    d = DeviceModel::parse(text->getBuffer(),
+                           llvm::sys::path::stem(o.profile), error);
+    if (!d)
+      return emitOptionError(module) << o.profile << ": " << error;
+  } else if (!name.empty()) {
     d = getDevicePreset(name);
     if (!d)
       return emitOptionError(module)
              << "--device=" << name
-             << ": unknown device; presets: " << getDevicePresetNames();
+             << ": unknown device; profiles: " << getDevicePresetNames()
+             << " (or --device-profile=FILE)";
   }
   struct Override {
     const llvm::cl::opt<std::string> &opt;
@@ -236,6 +249,7 @@ mlir::stage::getDeviceModel(ModuleOp module, StringRef fallback) {
              << "--" << ov.opt.ArgStr
              << " overrides a device: name one with --device";
     (*d).*ov.field = *parsed;
+    d->overridden.push_back(ov.opt.ArgStr.str());
   }
   if (!o.gpusPerNode.empty()) {
     int64_t n;
@@ -246,6 +260,7 @@ mlir::stage::getDeviceModel(ModuleOp module, StringRef fallback) {
       return emitOptionError(module)
              << "--gpus-per-node overrides a device: name one with --device";
     d->gpusPerNode = n;
+    d->overridden.push_back("gpus-per-node");
   }
   if (!o.network.empty()) {
     if (!d)
@@ -254,6 +269,7 @@ mlir::stage::getDeviceModel(ModuleOp module, StringRef fallback) {
     std::string error = applyNetworkFile(o.network, *d);
     if (!error.empty())
       return emitOptionError(module) << error;
+    d->overridden.push_back("network");
   }
   return d;
 }

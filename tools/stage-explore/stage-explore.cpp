@@ -17,6 +17,7 @@
 #include "Stage/InitAll.h"
 #include "Stage/Target/Chakra/ChakraTranslation.h"
 #include "Stage/Target/TargetOptions.h"
+#include "Stage/Support/SafeFiles.h"
 #include "Stage/Tools/ToolSetup.h"
 
 #include "mlir/IR/AsmState.h"
@@ -45,8 +46,13 @@ static cl::opt<int64_t> gpus("gpus", cl::desc("GPUs of every plan"),
                              cl::init(0), cl::cat(category));
 static cl::opt<std::string>
     deviceName("device",
-               cl::desc("Device preset: its roofline and memory capacity"),
+               cl::desc("Device profile shipped with stage (a100-40gb, "
+                        "a100-80gb, b200, h100, h200, h800, mi300x)"),
                cl::init("h100"), cl::cat(category));
+static cl::opt<std::string> deviceProfile(
+    "device-profile",
+    cl::desc("A device profile of your own (JSON, as profiles/*.json)"),
+    cl::cat(category));
 static cl::opt<std::string>
     deviceMemory("device-memory",
                  cl::desc("Override: device memory, as in 80GB"),
@@ -154,26 +160,45 @@ int main(int argc, char **argv) {
   request.threads = jobs;
   // The chart's Pareto front needs every plan.
   request.exactTop = exhaustive || format == "html" ? 0 : int64_t(top);
-  std::optional<DeviceModel> device = getDevicePreset(deviceName);
-  if (!device)
-    return fail("--device=" + deviceName +
-                ": unknown device; presets: " + getDevicePresetNames());
+  std::optional<DeviceModel> device;
+  if (!deviceProfile.empty()) {
+    std::string error;
+    std::unique_ptr<llvm::MemoryBuffer> text =
+        ::stage::files::readRegularFile(deviceProfile, uint64_t(256) << 20,
+                                        error);
+    if (!text)
+      return fail("--device-profile: " + error);
+    device = DeviceModel::parse(text->getBuffer(),
+                                llvm::sys::path::stem(deviceProfile), error);
+    if (!device)
+      return fail(deviceProfile + ": " + error);
+  } else {
+    device = getDevicePreset(deviceName);
+    if (!device)
+      return fail("--device=" + deviceName +
+                  ": unknown device; profiles: " + getDevicePresetNames() +
+                  " (or --device-profile=FILE)");
+  }
   if (!deviceMemory.empty()) {
     std::optional<double> bytes = parseByteSize(deviceMemory);
     if (!bytes || *bytes <= 0)
       return fail("--device-memory=" + deviceMemory +
                   ": expected a size, as in 80GB");
     device->memoryCapacity = *bytes;
+    device->overridden.push_back("device-memory");
   }
   if (!network.empty()) {
     std::string error = applyNetworkFile(network, *device);
     if (!error.empty())
       return fail(error);
+    device->overridden.push_back("network");
   }
   if (gpusPerNode < 0)
     return fail("--gpus-per-node must be positive");
-  if (gpusPerNode)
+  if (gpusPerNode) {
     device->gpusPerNode = gpusPerNode;
+    device->overridden.push_back("gpus-per-node");
+  }
   request.device = *device;
   if (globalBatch < 0 || seq < 0)
     return fail("--global-batch and --seq must be positive");

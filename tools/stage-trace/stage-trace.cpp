@@ -12,11 +12,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Stage/Analysis/DeviceModel.h"
 #include "Stage/Target/ChakraVerify/Show.h"
 #include "Stage/Target/ChakraVerify/Timeline.h"
 #include "Stage/Target/ChakraVerify/Verifier.h"
-#include "Stage/Target/TargetOptions.h"
+#include "Stage/Support/ByteSize.h"
+#include "Stage/Support/DeviceProfile.h"
 #include "Stage/Tools/ToolSetup.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -102,7 +102,7 @@ int main(int argc, char **argv) {
   o.groups = groups;
   o.threads = jobs;
   o.withoutManifest = withoutManifest;
-  std::optional<double> limit = mlir::stage::parseByteSize(maxFileBytes);
+  std::optional<double> limit = stage::parseByteSize(maxFileBytes);
   if (!limit || *limit < 1) {
     llvm::errs() << "error: --max-trace-bytes-per-rank=" << maxFileBytes
                  << ": expected a size, as in 4GiB\n";
@@ -156,12 +156,11 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (command == "timeline") {
-    std::optional<mlir::stage::DeviceModel> d =
-        mlir::stage::getDevicePreset(device);
+    std::optional<stage::DeviceProfile> d = stage::getShippedProfile(device);
     if (!d) {
       llvm::errs() << "error: --device=" << device
-                   << ": unknown device; presets: "
-                   << mlir::stage::getDevicePresetNames() << "\n";
+                   << ": unknown device; profiles: "
+                   << stage::getShippedProfileNames() << "\n";
       return 1;
     }
     stage::trace::TimelineOptions t;

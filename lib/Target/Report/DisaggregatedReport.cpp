@@ -31,7 +31,7 @@ static FailureOr<Section> handoffSection(Operation *at, const Report &prefill,
              perRank);
   if (decode.device && decode.device->linkBytes > 0) {
     double transfer = perRank.toDouble() / decode.device->linkBytes;
-    h.addSeconds("seconds", "at the link bandwidth of " + decode.device->name,
+    h.addSeconds("seconds", "at the link bandwidth of " + decode.device->displayName(),
                  transfer);
     const Section *times = prefill.findTotal("job_time");
     if (const Quantity *ttft = times ? times->find("ttft") : nullptr)

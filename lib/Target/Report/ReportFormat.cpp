@@ -239,8 +239,14 @@ void mlir::stage::report::printJson(const Report &report,
             });
         });
       });
-    if (report.device)
+    if (report.device) {
       j.attribute("device", report.device->name);
+      if (!report.device->overridden.empty())
+        j.attributeArray("device_overrides", [&] {
+          for (const std::string &o : report.device->overridden)
+            j.value(o);
+        });
+    }
     j.attributeArray("warnings", [&] {
       for (const std::string &w : report.warnings)
         j.value(w);

@@ -236,7 +236,7 @@ FailureOr<Report> mlir::stage::report::buildReport(ModuleOp module,
             "stage " + std::to_string(s.stage) + " peaks at " +
             humanReadable(peak->value, "B") + ", more than the " +
             humanReadable(sym::Rational(int64_t(device.memoryCapacity)), "B") +
-            " of " + device.name);
+            " of " + device.displayName());
   }
   return report;
 }

@@ -178,11 +178,11 @@ LogicalResult mlir::stage::report::buildServingReports(
     m.addValue("peak", "peak", "B", mem.peak);
     m.add("parameters", "parameters held", "", mem.exprs->parameters);
     m.addValue("max_batch",
-               "largest batch B that fits " + device.name + " (requests)", "",
+               "largest batch B that fits " + device.displayName() + " (requests)", "",
                sym::Rational(maxBatch));
     int64_t decoded = b.count("N") ? b.at("N") : 0;
     m.addValue("max_context",
-               "largest context S + N that fits " + device.name +
+               "largest context S + N that fits " + device.displayName() +
                    " (positions)",
                "", sym::Rational(maxPrompt ? maxPrompt + decoded : 0));
 
@@ -210,7 +210,7 @@ LogicalResult mlir::stage::report::buildServingReports(
       c.add(commKey(v), commLabel(v), "B", v.messageBytes);
 
     SectionBuilder tm(fn, b, "time",
-                      "Roofline time per rank (" + device.name + ")");
+                      "Roofline time per rank (" + device.displayName() + ")");
     tm.addSeconds("prefill", "prefill (every group)", t.of(Phase::Prefill));
     tm.addSeconds("decode",
                   chunked ? "mixed iterations (decode and prompt chunks)"
@@ -249,7 +249,7 @@ LogicalResult mlir::stage::report::buildServingReports(
   }
   SectionBuilder jt(fn, b, "job_time",
                     "Serving times, " + everyone + " (roofline, " +
-                        device.name + ")");
+                        device.displayName() + ")");
   double gpus = double(job.gpus);
   double batch = b.count("B") ? double(b.at("B")) : 0;
   double prompt = b.count("S") ? double(b.at("S")) : 0;

@@ -3,13 +3,13 @@
 #ifndef STAGE_TARGET_CHAKRA_CHAKRATRANSLATION_H
 #define STAGE_TARGET_CHAKRA_CHAKRATRANSLATION_H
 
+#include "Stage/Analysis/DeviceModel.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
 #include <cstdint>
 
 namespace mlir::stage {
-
-struct DeviceModel;
 
 /// How a trace set is built; the defaults are `--stage-to-chakra`'s.
 struct TraceOptions {
