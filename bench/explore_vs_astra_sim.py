@@ -5,9 +5,10 @@
 A dozen plans on 8 to 32 GPUs (dense and MoE; dp, tp, pp, ep, ZeRO-3),
 each model shallow enough to simulate in seconds: for each plan the
 report's iteration (the number stage-explore ranks by), ASTRA-sim's
-(analytical, congestion-unaware, one switch at the H100 preset's 450 GB/s,
-the traces' roofline durations), their ratio, and at the end the Spearman
-rank correlation of the two orderings. `quick` runs three smaller plans
+(analytical, congestion-unaware, one switch at the h100 profile's achieved
+NVLink bandwidth, its roofline off so that it replays the traces' compute
+durations, which the time model wrote), their ratio, and at the end the
+Spearman rank correlation of the two orderings. `quick` runs three smaller plans
 (the test of test/e2e/explore-astra-sim.test) and fails when one is more
 than 15% off.
 """
@@ -20,6 +21,23 @@ bindir, simulate, work = sys.argv[1:4]
 quick = sys.argv[4:] == ["quick"]
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.makedirs(work, exist_ok=True)
+
+# The cluster the report prices, given to the simulator: the h100
+# profile's NVLink at its achieved fraction, its latency per hop, and an
+# ASTRA-sim system that replays the traces' durations (roofline off).
+profile = json.load(open(os.path.join(root, "profiles", "h100.json")))
+link = profile["link_bandwidth"]["value"]
+achieved_gbps = link * profile["link_efficiency"]["value"] / 1e9
+latency_ns = profile["link_latency"]["value"] * 1e9
+system = os.path.join(work, "system-durations.json")
+json.dump({"scheduling-policy": "LIFO", "endpoint-delay": 10,
+           "active-chunks-per-dimension": 1, "preferred-dataset-splits": 4,
+           "all-reduce-implementation": ["ring"],
+           "all-gather-implementation": ["ring"],
+           "reduce-scatter-implementation": ["ring"],
+           "all-to-all-implementation": ["ring"],
+           "collective-optimization": "localBWAware", "local-mem-bw": 3350,
+           "boost-mode": 0, "roofline-enabled": 0}, open(system, "w"))
 
 # name, config, layers, batch, seq, plan
 PLANS = [
@@ -92,23 +110,26 @@ for name, config, layers, batch, seq, plan in PLANS:
     step = os.path.join(work, stem + ".mlir")
     run(os.path.join(bindir, "stage-opt"), model, "--stage-train=" + plan,
         "-o", step)
-    # ASTRA-sim's network as simulate.sh builds it: one switch at 450 GB/s
-    # (every rank in one node), 500 ns per message, all-to-all as a ring.
+    # ASTRA-sim's network as simulate.sh builds it: one switch (every rank
+    # in one node), all-to-all as a ring.
     gpus = 1
     for axis in ("dp", "tp", "pp", "cp", "ep"):
         for word in plan.split():
             if word.startswith(axis + "="):
                 gpus *= int(word.split("=")[1])
     network = os.path.join(work, f"network-{gpus}.json")
-    json.dump({"gpus_per_node": gpus, "link_bandwidth": 450e9,
-               "latency": 5e-7, "all_to_all": "ring"}, open(network, "w"))
+    json.dump({"gpus_per_node": gpus, "link_bandwidth": link,
+               "latency": latency_ns * 1e-9, "all_to_all": "ring"},
+              open(network, "w"))
     report = json.loads(run(os.path.join(bindir, "stage-translate"), step,
                             "--stage-to-report", "--format=json",
                             "--device=h100", "--network=" + network))
     traces = os.path.join(work, stem)
     run(os.path.join(bindir, "stage-translate"), step, "--stage-to-chakra",
         "--device=h100", "--output-dir=" + traces)
-    out = run(simulate, traces, "--timeout=1200")
+    out = run(simulate, traces, "--timeout=1200",
+              f"--bandwidth={achieved_gbps:g}", f"--latency={latency_ns:g}",
+              "--system=" + system)
     sim = int(out.split("max: ")[1].split(" ")[0]) * 1e-9
     rep = report["job"]["job_time"]["iteration"]["value"]
     reported.append(rep)

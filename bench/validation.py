@@ -11,7 +11,8 @@ stage), with the GPT configuration and plan each states:
 - Narayanan et al., "Efficient Large-Scale Language Model Training on GPU
   Clusters Using Megatron-LM", SC'21, Table 1: GPT models of 1.7B to 1T
   parameters on 32 to 3072 A100 80GB GPUs, sequence 2048, vocabulary
-  51200, activation recomputation; the table gives the achieved teraFLOP/s
+  51200, activation recomputation, Megatron-LM's unfused attention and
+  dropout 0.1; the table gives the achieved teraFLOP/s
   per GPU, and the time follows from the paper's FLOPs equation (3),
   96 B s l h^2 (1 + s/(6h) + V/(16 l h)), over that rate and the GPUs.
 - Korthikanti et al., "Reducing Activation Recomputation in Large
@@ -19,7 +20,10 @@ stage), with the GPT configuration and plan each states:
   (end-to-end iteration times): 22B, 175B, 530B and 1T on A100 80GB, full
   recomputation, and selective recomputation with sequence parallelism.
 
-Where a paper leaves a plan detail unsaid (Narayanan's micro-batch size and
+Megatron-LM of 2021-22 overlapped no communication with compute (the
+data-parallel all-reduce ran after the backward pass, the tensor-parallel
+collectives on the critical path): every row runs `overlap=none`. Where a
+paper leaves a plan detail unsaid (Narayanan's micro-batch size and
 schedule), the choice is stated in `unsaid` and `--option` moves it (as in
 `--option micro-batch-size=2`), so that its effect can be shown.
 
@@ -35,7 +39,8 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(os.environ.get("STAGE_BUILD_DIR", os.path.join(ROOT, "build")), "bin")
+BIN = os.environ.get("STAGE_BIN_DIR") or os.path.join(
+    os.environ.get("STAGE_BUILD_DIR", os.path.join(ROOT, "build")), "bin")
 
 SEQ, VOCAB = 2048, 51200
 
@@ -80,7 +85,7 @@ def rows(options):
     for name, heads, hidden, layers, tp, pp, gpus, batch, tflops in NARAYANAN:
         dp = gpus // (tp * pp)
         plan = {"tp": tp, "pp": pp, "dp": dp, "micro-batch-size": 1,
-                "recompute": "full", "sp": "false"}
+                "recompute": "full", "sp": "false", "overlap": "none"}
         if pp > 1:
             plan["schedule"] = "1f1b"
         plan.update(options)
@@ -92,7 +97,8 @@ def rows(options):
         for kind, seconds in (("full", full), ("selective+SP", selective)):
             plan = {"tp": tp, "pp": pp, "dp": dp, "micro-batch-size": mbs,
                     "recompute": "full" if kind == "full" else "selective",
-                    "sp": "false" if kind == "full" else "true"}
+                    "sp": "false" if kind == "full" else "true",
+                    "overlap": "none"}
             if pp > 1:
                 plan["schedule"] = "1f1b"
             plan.update(options)
@@ -116,11 +122,14 @@ def predict(work, name, heads, hidden, layers, batch, plan, device):
                    "activation_function": "gelu_new", "n_ctx": SEQ,
                    "n_positions": SEQ, "n_embd": hidden, "n_head": heads,
                    "n_layer": layers, "n_inner": None, "vocab_size": VOCAB,
-                   "layer_norm_epsilon": 1e-5}, f)
+                   "layer_norm_epsilon": 1e-5, "attn_pdrop": 0.1,
+                   "resid_pdrop": 0.1, "embd_pdrop": 0.1}, f)
     model = os.path.join(work, f"{tag}.mlir")
     step = os.path.join(work, f"{tag}.step.mlir")
+    # Megatron-LM's attention of the time: scores, softmax (with the scale
+    # and mask fused), dropout and context, each a kernel.
     run([os.path.join(BIN, "stage-translate"), "--import-hf-config", config,
-         f"--batch={batch}", f"--seq={SEQ}", "-o", model])
+         f"--batch={batch}", f"--seq={SEQ}", "--attention=unfused", "-o", model])
     options = " ".join(f"{k}={v}" for k, v in plan.items())
     run([os.path.join(BIN, "stage-opt"), model, f"--stage-train={options}", "-o", step])
     report = json.loads(run([os.path.join(BIN, "stage-translate"), step,

@@ -4,6 +4,7 @@
 
 #include "Stage/Analysis/BackwardSplit.h"
 #include "Stage/Analysis/CommAnalysis.h"
+#include "Stage/Support/TimeModel.h"
 
 #include <cmath>
 
@@ -28,28 +29,44 @@ static bool groupStaysInNode(ArrayRef<std::pair<int64_t, bool>> axesLastFirst,
   return farthest < perNode && perNode % block == 0;
 }
 
-/// The same for the groups over `axes` of `grid` under `b` (an unbound
-/// axis has degree 1).
-static bool staysInNode(GridOp grid, ArrayAttr axes, const sym::Bindings &b,
-                        int64_t perNode) {
+/// How a group of `size` members over the grid's axes (last first, as
+/// (degree, in the group)) sits on nodes of `perNode`: all in one, or so
+/// many per node (one, where the groups do not tile the nodes alike).
+static ::stage::GroupSpan
+groupSpan(ArrayRef<std::pair<int64_t, bool>> axesLastFirst, double size,
+          int64_t perNode) {
+  if (groupStaysInNode(axesLastFirst, perNode))
+    return {size, size};
+  double r = ::stage::membersPerNode(axesLastFirst.data(), axesLastFirst.size(),
+                                     perNode);
+  return {size, r < size ? r : 1};
+}
+
+/// The grid's axes last first, as (degree under `b`, in the group of
+/// `axes`; an unbound axis has degree 1).
+static SmallVector<std::pair<int64_t, bool>>
+gridAxesLastFirst(GridOp grid, ArrayAttr axes, const sym::Bindings &b) {
   SmallVector<std::pair<int64_t, bool>> lastFirst;
   for (Attribute a : llvm::reverse(grid.getAxes())) {
     auto it = b.find(cast<StringAttr>(a).str());
     lastFirst.push_back(
         {it == b.end() ? 1 : it->second, llvm::is_contained(axes, a)});
   }
-  return groupStaysInNode(lastFirst, perNode);
+  return lastFirst;
 }
 
-/// The ring steps of one execution: each a message whose latency adds up.
-static int64_t ringSteps(Operation *op, int64_t n) {
+/// The time model's name of a collective op.
+static ::stage::CollectiveKind collectiveKind(Operation *op) {
+  using ::stage::CollectiveKind;
   if (isa<SendOp>(op))
-    return 1;
+    return CollectiveKind::Send;
   if (isa<AllReduceOp>(op))
-    return 2 * (n - 1);
-  if (isa<AllGatherOp, ReduceScatterOp, AllToAllOp>(op))
-    return n - 1;
-  return 0;
+    return CollectiveKind::AllReduce;
+  if (isa<AllGatherOp>(op))
+    return CollectiveKind::AllGather;
+  if (isa<ReduceScatterOp>(op))
+    return CollectiveKind::ReduceScatter;
+  return CollectiveKind::AllToAll;
 }
 
 FailureOr<double> mlir::stage::getRooflineSeconds(Operation *op,
@@ -106,13 +123,12 @@ FailureOr<double> mlir::stage::getRooflineSeconds(Operation *op,
     }
     auto grid =
         SymbolTable::lookupNearestSymbolFrom<GridOp>(op, comm.getGridAttr());
-    bool inNode =
-        !grid || staysInNode(grid, comm.getAxesAttr(), b, d.gpusPerNode);
-    double bandwidth = inNode ? d.linkBytes : d.networkBytes;
-    if (d.ringAllToAll && isa<AllToAllOp>(op))
-      bandwidth /= size / 2;
-    return *bytes / bandwidth +
-           *runs * double(ringSteps(op, int64_t(size))) * d.latency;
+    ::stage::GroupSpan span =
+        grid ? groupSpan(gridAxesLastFirst(grid, comm.getAxesAttr(), b), size,
+                         d.gpusPerNode)
+             : ::stage::GroupSpan{size, size};
+    return ::stage::collectiveSeconds(collectiveKind(op), *bytes, span, *runs,
+                                      d);
   }
   auto c = dyn_cast<CostOpInterface>(op);
   if (!c)
@@ -121,9 +137,10 @@ FailureOr<double> mlir::stage::getRooflineSeconds(Operation *op,
   FailureOr<double> contraction = total(cost.contractionFlops);
   FailureOr<double> other = total(cost.otherFlops);
   FailureOr<double> bytes = total(cost.bytes);
-  if (failed(contraction) || failed(other) || failed(bytes))
+  FailureOr<double> runs = executions();
+  if (failed(contraction) || failed(other) || failed(bytes) || failed(runs))
     return failure();
-  return d.seconds(*contraction, *other, *bytes);
+  return ::stage::kernelSeconds(*contraction, *other, *bytes, *runs, d);
 }
 
 namespace {
@@ -211,31 +228,29 @@ struct RooflineProgram {
                         const DeviceModel &d) {
     if (!e.timed)
       return 0;
+    double runs = e.runs.evaluate(v);
     if (!e.comm)
-      return d.seconds(total(e, e.contraction, v), total(e, e.other, v),
-                       total(e, e.bytes, v));
+      return ::stage::kernelSeconds(total(e, e.contraction, v),
+                                    total(e, e.other, v), total(e, e.bytes, v),
+                                    runs, d);
     double bytes = total(e, e.bytes, v);
     if (bytes == 0)
       return 0;
-    double runs = e.runs.evaluate(v);
     double size = 1;
     for (unsigned axis : e.groupAxes)
       size *= v[axis];
     if (std::isnan(size))
       size = e.groupSize.evaluate(v);
-    bool inNode = true;
+    ::stage::GroupSpan span{size, size};
     if (e.hasGrid) {
       SmallVector<std::pair<int64_t, bool>, 6> lastFirst;
       for (auto [axis, member] : e.gridAxes)
         lastFirst.push_back(
             {std::isnan(v[axis]) ? 1 : int64_t(v[axis]), member});
-      inNode = groupStaysInNode(lastFirst, d.gpusPerNode);
+      span = groupSpan(lastFirst, size, d.gpusPerNode);
     }
-    double bandwidth = inNode ? d.linkBytes : d.networkBytes;
-    if (d.ringAllToAll && isa<AllToAllOp>(e.op))
-      bandwidth /= size / 2;
-    return bytes / bandwidth +
-           runs * double(ringSteps(e.op, int64_t(size))) * d.latency;
+    return ::stage::collectiveSeconds(collectiveKind(e.op), bytes, span, runs,
+                                      d);
   }
 };
 } // namespace

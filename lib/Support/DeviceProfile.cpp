@@ -13,12 +13,6 @@
 
 using namespace stage;
 
-double DeviceProfile::seconds(double contraction, double other,
-                              double bytes) const {
-  double compute = contraction / matmulFlops + other / vectorFlops;
-  return std::max(compute, bytes / memoryBytes);
-}
-
 std::string DeviceProfile::timingKey() const {
   double numbers[] = {matmulFlops,      fp8Flops,        vectorFlops,
                       memoryBytes,      double(multiprocessors),

@@ -167,12 +167,19 @@ struct DeviceOptions {
       llvm::cl::value_desc("B/s")};
   llvm::cl::opt<std::string> latency{
       "link-latency",
-      llvm::cl::desc("Override: seconds per message (a ring step)"),
+      llvm::cl::desc("Override: seconds per message (a ring step) on the "
+                     "scale-up links"),
+      llvm::cl::value_desc("s")};
+  llvm::cl::opt<std::string> networkLatency{
+      "network-latency",
+      llvm::cl::desc("Override: seconds per message (a ring step) across "
+                     "nodes"),
       llvm::cl::value_desc("s")};
   llvm::cl::opt<std::string> network{
       "network",
       llvm::cl::desc("Override: a JSON file of gpus_per_node, "
-                     "link_bandwidth, network_bandwidth and latency"),
+                     "link_bandwidth, network_bandwidth, latency and "
+                     "network_latency"),
       llvm::cl::value_desc("file")};
 };
 } // namespace
@@ -226,13 +233,15 @@ mlir::stage::getDeviceModel(ModuleOp module, StringRef fallback) {
       {o.memory, &DeviceModel::memoryCapacity, true},
       {o.networkBandwidth, &DeviceModel::networkBytes, false},
       {o.latency, &DeviceModel::latency, false},
+      {o.networkLatency, &DeviceModel::networkLatency, false},
   };
   for (const Override &ov : overrides) {
     if (ov.opt.empty())
       continue;
     double v;
     // A latency may be 0 (bandwidth alone); the rest must be positive.
-    bool zeroOk = ov.field == &DeviceModel::latency;
+    bool zeroOk = ov.field == &DeviceModel::latency ||
+                  ov.field == &DeviceModel::networkLatency;
     std::optional<double> parsed =
         ov.size
             ? parseByteSize(ov.opt)
@@ -288,7 +297,13 @@ std::string mlir::stage::applyNetworkFile(StringRef path, DeviceModel &d) {
   static const std::pair<const char *, double DeviceModel::*> fields[] = {
       {"link_bandwidth", &DeviceModel::linkBytes},
       {"network_bandwidth", &DeviceModel::networkBytes},
-      {"latency", &DeviceModel::latency}};
+      {"latency", &DeviceModel::latency},
+      {"network_latency", &DeviceModel::networkLatency}};
+  // `latency` alone is every message's (both levels); `network_latency`
+  // then sets the scale-out level apart.
+  if (o->get("latency") && !o->get("network_latency"))
+    if (std::optional<double> v = o->getNumber("latency"); v && *v >= 0)
+      d.networkLatency = *v;
   for (const auto &[key, value] : *o) {
     if (key == "all_to_all") {
       std::optional<StringRef> kind = value.getAsString();
@@ -299,7 +314,8 @@ std::string mlir::stage::applyNetworkFile(StringRef path, DeviceModel &d) {
       continue;
     }
     std::optional<double> v = value.getAsNumber();
-    if (!v || *v < 0 || (key != "latency" && *v == 0))
+    bool latency = key == "latency" || key == "network_latency";
+    if (!v || *v < 0 || (!latency && *v == 0))
       return "--network=" + path.str() + ": '" + key.str() +
              "' must be a positive number";
     if (key == "gpus_per_node") {
@@ -314,7 +330,7 @@ std::string mlir::stage::applyNetworkFile(StringRef path, DeviceModel &d) {
     if (field == std::end(fields))
       return "--network=" + path.str() + ": unknown key '" + key.str() +
              "' (expected gpus_per_node, link_bandwidth, network_bandwidth, "
-             "latency, all_to_all)";
+             "latency, network_latency, all_to_all)";
     d.*(field->second) = *v;
   }
   return "";

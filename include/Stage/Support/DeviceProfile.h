@@ -64,9 +64,6 @@ struct DeviceProfile {
   /// every output says so).
   std::vector<std::string> overridden;
 
-  /// Seconds for `contraction` / `other` FLOPs moving `bytes`: the slower of
-  /// compute and memory.
-  double seconds(double contraction, double other, double bytes) const;
   /// Every number a time depends on, as bytes (a key for memoized times).
   std::string timingKey() const;
   /// "h100", or "h100 with peak-flops, link-bandwidth overridden".

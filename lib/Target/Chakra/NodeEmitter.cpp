@@ -3,6 +3,7 @@
 #include "NodeEmitter.h"
 
 #include "Stage/Analysis/CommAnalysis.h"
+#include "Stage/Support/TimeModel.h"
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -469,8 +470,8 @@ uint64_t NodeEmitter::micros(double contraction, double other,
                              double bytes) const {
   if (!device)
     return 0;
-  return std::max<uint64_t>(
-      1, uint64_t(std::ceil(device->seconds(contraction, other, bytes) * 1e6)));
+  double seconds = ::stage::kernelSeconds(contraction, other, bytes, 1, *device);
+  return std::max<uint64_t>(1, uint64_t(std::ceil(seconds * 1e6)));
 }
 
 uint64_t NodeEmitter::resultBytes(Operation *op) {
