@@ -164,10 +164,7 @@ int main(int argc, char **argv) {
       return 1;
     }
     stage::trace::TimelineOptions t;
-    t.flops = d->matmulFlops;
-    t.memoryBytes = d->memoryBytes;
-    t.linkBytes = d->linkBytes;
-    t.device = d->name;
+    t.device = *d;
     llvm::SmallVector<llvm::StringRef> parts;
     llvm::StringRef(ranks).split(parts, ',', -1, false);
     for (llvm::StringRef p : parts) {

@@ -6,14 +6,18 @@
 // run one at a time on their own stream, sends on one more, and a
 // collective starts when its last member issues it; a receive ends when
 // its message has arrived. Compute takes the seconds the set was loaded
-// with (duration_micros, else the roofline); a collective takes its ring
-// algorithm's bytes over one link (all-reduce 2 (n-1)/n of its size,
-// reduce-scatter and all-to-all (n-1)/n, all-gather (n-1) times its input),
-// a message its size over the link: the report's model.
+// with (duration_micros, else the time model's kernel time); a collective
+// its ring algorithm's bytes (all-reduce 2 (n-1)/n of its size,
+// reduce-scatter and all-to-all (n-1)/n, all-gather (n-1) times its input)
+// priced by the time model's collective time, which knows from the
+// group's members how it sits on the nodes: the report's model
+// (Stage/Support/TimeModel.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Stage/Target/ChakraVerify/Timeline.h"
+
+#include "Stage/Support/TimeModel.h"
 
 #include "SetFiles.h"
 #include "TraceReader.h"
@@ -100,22 +104,54 @@ private:
     auto it = set.groups.find(group);
     return it == set.groups.end() ? 1 : int64_t(it->second.size());
   }
-  double commSeconds(const CommNode &c) const {
-    double n = double(groupSize(c.group)), size = double(c.size), sent = size;
-    if (c.type == CollNode) {
-      switch (c.commType) {
-      case 0:
-        sent = 2 * (n - 1) / n * size;
-        break; // all-reduce
-      case 2:
-        sent = (n - 1) * size;
-        break; // all-gather
-      default:
-        sent = (n - 1) / n * size;
-        break; // reduce-scatter, a2a
-      }
+  /// How the group sits on nodes: all its members in the first's node, or
+  /// so many per node.
+  ::stage::GroupSpan spanOf(int64_t group) const {
+    int64_t perNode = std::max<int64_t>(t.device.gpusPerNode, 1);
+    if (group == 0) {
+      double n = double(set.ranks.size());
+      return {n, std::min<double>(n, double(perNode))};
     }
-    return t.linkBytes > 0 ? sent / t.linkBytes : 0;
+    auto it = set.groups.find(group);
+    if (it == set.groups.end())
+      return {1, 1};
+    const std::vector<int64_t> &members = it->second;
+    int64_t node = members.front() / perNode, same = 0;
+    for (int64_t m : members)
+      same += m / perNode == node;
+    return {double(members.size()), double(same)};
+  }
+  double commSeconds(const CommNode &c) const {
+    using ::stage::CollectiveKind;
+    if (c.type != CollNode) {
+      // A message: the link inside a node, the network across.
+      int64_t perNode = std::max<int64_t>(t.device.gpusPerNode, 1);
+      bool across = c.src / perNode != c.dst / perNode;
+      return ::stage::collectiveSeconds(CollectiveKind::Send, double(c.size),
+                                        {2, across ? 1.0 : 2.0}, 1, t.device);
+    }
+    ::stage::GroupSpan span = spanOf(c.group);
+    double n = span.size, size = double(c.size), sent;
+    CollectiveKind kind;
+    switch (c.commType) {
+    case 0: // the buffer
+      kind = CollectiveKind::AllReduce;
+      sent = 2 * (n - 1) / n * size;
+      break;
+    case 2: // each member's part
+      kind = CollectiveKind::AllGather;
+      sent = (n - 1) * size;
+      break;
+    case 6: // the send buffer
+      kind = CollectiveKind::AllToAll;
+      sent = (n - 1) / n * size;
+      break;
+    default: // reduce-scatter: the whole input
+      kind = CollectiveKind::ReduceScatter;
+      sent = (n - 1) / n * size;
+      break;
+    }
+    return ::stage::collectiveSeconds(kind, sent, span, 1, t.device);
   }
   void schedule(int64_t r, uint32_t i, double end) {
     events.push({end, seq++, r, i});
@@ -286,13 +322,12 @@ std::string stage::trace::replayTimeline(const TraceSetOptions &options,
                                          const TimelineOptions &t,
                                          ReplayedTimeline &out) {
   TraceSetOptions o = options;
-  double flops = t.flops, memory = t.memoryBytes;
-  o.computeSeconds = [flops, memory](uint64_t ops, uint64_t bytes,
-                                     uint64_t micros) {
+  ::stage::DeviceProfile device = t.device;
+  o.computeSeconds = [device](uint64_t ops, uint64_t bytes, uint64_t micros) {
     if (micros)
       return double(micros) * 1e-6;
-    return std::max(flops > 0 ? double(ops) / flops : 0.0,
-                    memory > 0 ? double(bytes) / memory : 0.0);
+    // A trace says only FLOPs: counted on the matrix units.
+    return ::stage::kernelSeconds(double(ops), 0, double(bytes), 1, device);
   };
   Errors errors;
   TraceSet set;
@@ -355,7 +390,7 @@ std::string stage::trace::writeTimeline(const TraceSetOptions &o,
     j.attribute("displayTimeUnit", "ms");
     j.attributeObject("otherData", [&] {
       j.attribute("generator", "stage-trace timeline");
-      j.attribute("device", t.device);
+      j.attribute("device", t.device.displayName());
       j.attribute("ranks", replay.ranks);
       j.attribute("iteration_seconds", replay.iteration);
     });

@@ -4,6 +4,8 @@
 
 #include "ReportSections.h"
 
+#include "Stage/Support/TimeModel.h"
+
 #include "Stage/Target/TargetOptions.h"
 
 using namespace mlir;
@@ -29,9 +31,17 @@ static FailureOr<Section> handoffSection(Operation *at, const Report &prefill,
              total / sym::Rational(requests));
   h.addValue("bytes_per_rank", "bytes a decode rank receives (most)", "B",
              perRank);
-  if (decode.device && decode.device->linkBytes > 0) {
-    double transfer = perRank.toDouble() / decode.device->linkBytes;
-    h.addSeconds("seconds", "at the link bandwidth of " + decode.device->displayName(),
+  if (decode.device && prefill.job && decode.job) {
+    // The groups' ranks follow one another: in one node if both fit, else
+    // the messages cross the network.
+    const DeviceModel &d = *decode.device;
+    bool oneNode = prefill.job->gpus + decode.job->gpus <= d.gpusPerNode;
+    double transfer = ::stage::collectiveSeconds(
+        ::stage::CollectiveKind::Send, perRank.toDouble(),
+        {2, oneNode ? 2.0 : 1.0}, 1, d);
+    h.addSeconds("seconds",
+                 std::string(oneNode ? "over the links" : "across the network") +
+                     " of " + d.displayName(),
                  transfer);
     const Section *times = prefill.findTotal("job_time");
     if (const Quantity *ttft = times ? times->find("ttft") : nullptr)

@@ -146,10 +146,7 @@ static LogicalResult addReplay(ModuleOp module, report::Report &r,
   o.dir = dir.str();
   ::stage::trace::TimelineOptions t;
   t.ranks = r.job->getStageFirstRanks();
-  t.flops = r.roofline->matmulFlops;
-  t.memoryBytes = r.roofline->memoryBytes;
-  t.linkBytes = r.roofline->linkBytes;
-  t.device = r.roofline->name;
+  t.device = *r.roofline;
   ::stage::trace::ReplayedTimeline replay;
   std::string error = ::stage::trace::replayTimeline(o, t, replay);
   if (replay.ranks && replay.ranks != r.job->gpus)

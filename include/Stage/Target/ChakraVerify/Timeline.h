@@ -12,6 +12,7 @@
 #ifndef STAGE_TARGET_CHAKRAVERIFY_TIMELINE_H
 #define STAGE_TARGET_CHAKRAVERIFY_TIMELINE_H
 
+#include "Stage/Support/DeviceProfile.h"
 #include "Stage/Target/ChakraVerify/Verifier.h"
 
 #include <map>
@@ -24,9 +25,9 @@ namespace stage::trace {
 
 struct TimelineOptions {
   std::vector<int64_t> ranks; // whose events to write
-  /// The device: rates per second.
-  double flops = 0, memoryBytes = 0, linkBytes = 0;
-  std::string device; // its name, recorded in the output
+  /// The device and its node (Stage/Support/TimeModel.h prices every node
+  /// that has no duration, and every communication).
+  DeviceProfile device;
 };
 
 /// A node of a rank asked for, in time.
