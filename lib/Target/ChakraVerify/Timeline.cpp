@@ -28,6 +28,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
 #include <map>
 #include <queue>
 #include <set>
@@ -323,9 +325,13 @@ std::string stage::trace::replayTimeline(const TraceSetOptions &options,
                                          ReplayedTimeline &out) {
   TraceSetOptions o = options;
   ::stage::DeviceProfile device = t.device;
-  o.computeSeconds = [device](uint64_t ops, uint64_t bytes, uint64_t micros) {
+  // Written by the loading threads; only ever set to false.
+  auto durations = std::make_shared<std::atomic<bool>>(true);
+  o.computeSeconds = [device, durations](uint64_t ops, uint64_t bytes,
+                                         uint64_t micros) {
     if (micros)
       return double(micros) * 1e-6;
+    *durations = false;
     // A trace says only FLOPs: counted on the matrix units.
     return ::stage::kernelSeconds(double(ops), 0, double(bytes), 1, device);
   };
@@ -340,6 +346,7 @@ std::string stage::trace::replayTimeline(const TraceSetOptions &options,
            " (stage-trace verify lists every problem)";
   int64_t n = int64_t(set.ranks.size());
   out.ranks = n;
+  out.durations = *durations;
   std::set<int64_t> shown;
   for (int64_t r : t.ranks) {
     if (r < 0 || r >= n)

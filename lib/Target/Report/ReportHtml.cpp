@@ -11,6 +11,8 @@
 
 #include "llvm/Support/Format.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::stage;
 using namespace mlir::stage::report;
@@ -280,6 +282,45 @@ void timelineChart(const PipelineReport &p, llvm::raw_ostream &os) {
      << "</text>\n</svg>\n";
 }
 
+/// The replay's iteration beside the report's, and why they may differ: one
+/// iteration time when they agree within 1%.
+void replayAgreement(const Report &report, llvm::raw_ostream &os) {
+  const Section *times = report.findTotal("job_time");
+  const Quantity *iteration = times ? times->find("iteration") : nullptr;
+  if (!iteration || report.replay->iteration <= 0)
+    return;
+  double closed = iteration->value.toDouble();
+  double replayed = report.replay->iteration;
+  double gap = replayed / closed - 1;
+  if (std::abs(gap) <= 0.01) {
+    os << "<p>The replay ends with the report's iteration ("
+       << escape(humanReadable(exactSeconds(closed).value_or(sym::Rational(0)),
+                               "s"))
+       << ").</p>\n";
+    return;
+  }
+  os << "<p>The replay ends at "
+     << escape(humanReadable(exactSeconds(replayed).value_or(sym::Rational(0)),
+                             "s"))
+     << ", the report's iteration is "
+     << escape(humanReadable(exactSeconds(closed).value_or(sym::Rational(0)),
+                             "s"))
+     << " (" << llvm::format("%+.1f", 100 * gap)
+     << "%): the replay runs every node as soon as the traces' dependencies "
+        "let it, so a collective overlaps whatever compute does not wait for "
+        "it (a tensor-parallel input gradient's reduction with the weight "
+        "gradient), where the report counts tensor-parallel and expert "
+        "collectives whole on the critical path; and a node's duration is "
+        "rounded up to the microsecond (Chakra's unit).";
+  if (!report.replay->durations)
+    os << " These traces carry no durations: the replay prices a node from "
+          "its FLOPs and bytes, every FLOP at the matrix units' rate, where "
+          "the report runs elementwise work at the vector rate (write the "
+          "traces with <code>--device</code> to replay the report's "
+          "durations).";
+  os << "</p>\n";
+}
+
 /// The traces replayed (--traces): per rank, its compute nodes on one bar
 /// and its communication in flight on a thinner one below.
 void replayChart(const TraceReplay &r, llvm::raw_ostream &os) {
@@ -403,6 +444,7 @@ static void printHtmlBody(const Report &report, llvm::raw_ostream &os) {
             "communication in flight below), the first rank of each "
             "stage.</p>\n";
       replayChart(*report.replay, os);
+      replayAgreement(report, os);
     }
     for (const Section &proto : report.stages.front().sections)
       stageTable(os, report, proto);

@@ -109,6 +109,7 @@ struct PipelineReport {
 struct TraceReplay {
   std::string dir;
   double iteration = 0; // seconds
+  bool durations = true; // every compute node carried its duration
   struct Step {
     std::string name;
     double start, end;

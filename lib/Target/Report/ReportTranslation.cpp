@@ -158,6 +158,7 @@ static LogicalResult addReplay(ModuleOp module, report::Report &r,
   report::TraceReplay out;
   out.dir = dir.str();
   out.iteration = replay.iteration;
+  out.durations = replay.durations;
   for (auto &[rank, nodes] : replay.byRank) {
     std::vector<report::TraceReplay::Step> steps;
     for (::stage::trace::ReplayedNode &n : nodes)

@@ -41,6 +41,9 @@ struct ReplayedNode {
 struct ReplayedTimeline {
   int64_t ranks = 0;
   double iteration = 0; // seconds, the last node's end on any rank
+  /// Every compute node carried its duration (else some were priced from
+  /// their FLOPs and bytes alone).
+  bool durations = true;
   std::map<int64_t, std::vector<ReplayedNode>> byRank;
 };
 
