@@ -402,3 +402,147 @@ void mlir::stage::explore::printSearchHtml(const SearchResult &r,
   }
   os << "</table>\n</body>\n</html>\n";
 }
+
+namespace {
+/// `v` as %g prints it.
+std::string general(double v) {
+  std::string s;
+  llvm::raw_string_ostream(s) << llvm::format("%g", v);
+  return s;
+}
+
+/// The time a sweep point's best plan is ranked by, and its name.
+double bestSeconds(const SweepPoint &p) {
+  return p.best ? chartSeconds(*p.best) : 0;
+}
+
+/// The best time against the swept value, a dot per point.
+void sweepChart(const std::vector<SweepPoint> &points, const SweepRange &range,
+                const SearchTitle &t, llvm::raw_ostream &os) {
+  const double width = 760, height = 360, left = 80, right = 20, top = 20,
+               bottom = 50;
+  double tMax = 0, vMin = range.from, vMax = range.to;
+  if (vMin > vMax)
+    std::swap(vMin, vMax);
+  for (const SweepPoint &p : points)
+    tMax = std::max(tMax, bestSeconds(p));
+  if (tMax <= 0)
+    return;
+  double span = vMax > vMin ? vMax - vMin : 1;
+  auto x = [&](double v) {
+    return left + (width - left - right) * (v - vMin) / span;
+  };
+  auto y = [&](double s) {
+    return height - bottom - (height - top - bottom) * s / tMax;
+  };
+  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width
+     << "\" height=\"" << height << "\">\n";
+  os << "<line x1=\"" << left << "\" y1=\"" << y(0) << "\" x2=\""
+     << width - right << "\" y2=\"" << y(0) << "\" stroke=\"#444\"/>\n"
+     << "<line x1=\"" << left << "\" y1=\"" << top << "\" x2=\"" << left
+     << "\" y2=\"" << y(0) << "\" stroke=\"#444\"/>\n";
+  os << "<text x=\"" << (left + width - right) / 2 << "\" y=\"" << height - 8
+     << "\" text-anchor=\"middle\">" << escape(range.key) << " ("
+     << escape(t.device.name) << ")</text>\n";
+  os << "<text x=\"14\" y=\"" << top + 10 << "\">"
+     << (t.serving ? "time per output token" : "iteration") << "</text>\n";
+  for (int k = 0; k <= 4; ++k) {
+    double s = tMax * k / 4;
+    os << "<text class=\"tick\" x=\"" << left - 6 << "\" y=\"" << y(s) + 4
+       << "\" text-anchor=\"end\">" << seconds(s) << "</text>\n";
+  }
+  std::string line;
+  for (const SweepPoint &p : points) {
+    if (!p.best)
+      continue;
+    line += fixed(x(p.value), 1) + "," + fixed(y(bestSeconds(p)), 1) + " ";
+  }
+  os << "<polyline fill=\"none\" stroke=\"#d60\" points=\"" << line
+     << "\"/>\n";
+  for (const SweepPoint &p : points) {
+    os << "<text class=\"tick\" x=\"" << x(p.value) << "\" y=\""
+       << y(0) + 16 << "\" text-anchor=\"middle\">"
+       << llvm::format("%g", p.value) << "</text>\n";
+    if (p.best)
+      os << "<circle class=\"sweep\" cx=\"" << fixed(x(p.value), 1)
+         << "\" cy=\"" << fixed(y(bestSeconds(p)), 1)
+         << "\" r=\"4\" fill=\"#d60\"><title>" << escape(p.best->plan.options())
+         << ": " << seconds(bestSeconds(p)) << "</title></circle>\n";
+  }
+  os << "</svg>\n";
+}
+} // namespace
+
+void mlir::stage::explore::printSweep(const std::vector<SweepPoint> &points,
+                                      const SweepRange &range,
+                                      const SearchTitle &t,
+                                      llvm::StringRef format,
+                                      llvm::raw_ostream &os) {
+  const char *timeName = t.serving ? "tpot_seconds" : "iteration_seconds";
+  if (format == "json") {
+    llvm::json::Array all;
+    for (const SweepPoint &p : points) {
+      llvm::json::Object o{{range.key, p.value}, {"fitting_plans", p.fitting}};
+      if (p.best) {
+        o["plan"] = p.best->plan.options();
+        o[timeName] = bestSeconds(p);
+        o["peak_memory_bytes"] = p.best->estimate.peakBytes;
+        o["tokens_per_second_per_gpu"] = p.best->tokensPerSecondPerGpu;
+      }
+      all.push_back(std::move(o));
+    }
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(all))) << "\n";
+    return;
+  }
+  if (format == "csv") {
+    os << range.key << ",plan," << timeName
+       << ",peak_memory_bytes,tokens_per_second_per_gpu\n";
+    for (const SweepPoint &p : points) {
+      os << llvm::format("%.9g", p.value) << ",";
+      if (p.best)
+        os << "\"" << p.best->plan.options() << "\","
+           << llvm::format("%.9g", bestSeconds(p)) << ","
+           << p.best->estimate.peakBytes << ","
+           << int64_t(std::llround(p.best->tokensPerSecondPerGpu));
+      else
+        os << ",,,";
+      os << "\n";
+    }
+    return;
+  }
+  std::string heading = t.model + " on " + std::to_string(t.gpus) + " GPUs (" +
+                        t.device.displayName() + "), the best plan as " +
+                        range.key + " goes from " +
+                        general(range.from) + " to " + general(range.to);
+  std::string timeLabel = t.serving ? "time per output token" : "iteration";
+  if (format == "html") {
+    os << "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>"
+       << escape(heading) << "</title><style>body{font-family:sans-serif}"
+          ".tick{font-size:11px}td,th{padding:2px 8px}</style></head><body>\n"
+       << "<h1>" << escape(heading) << "</h1>\n";
+    sweepChart(points, range, t, os);
+    os << "<table><tr><th>" << escape(range.key) << "</th><th>best plan</th><th>"
+       << timeLabel << "</th></tr>\n";
+    for (const SweepPoint &p : points)
+      os << "<tr><td>" << llvm::format("%g", p.value) << "</td><td>"
+         << (p.best ? escape(p.best->plan.options()) : "no plan fits")
+         << "</td><td>" << (p.best ? seconds(bestSeconds(p)) : "") << "</td></tr>\n";
+    os << "</table></body></html>\n";
+    return;
+  }
+  os << heading << ".\n\n| " << range.key << " | best plan (--stage-train) | "
+     << timeLabel << " | vs the first |\n|---:|---|---:|---:|\n";
+  double first = points.empty() ? 0 : bestSeconds(points.front());
+  for (const SweepPoint &p : points) {
+    os << "| " << llvm::format("%g", p.value) << " | ";
+    if (!p.best) {
+      os << "no plan fits | | |\n";
+      continue;
+    }
+    os << "`" << p.best->plan.options() << "` | " << seconds(bestSeconds(p))
+       << " | ";
+    if (first > 0)
+      os << llvm::format("%.3f", bestSeconds(p) / first);
+    os << " |\n";
+  }
+}

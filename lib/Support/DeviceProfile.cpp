@@ -74,7 +74,57 @@ std::string number(double v) {
   llvm::raw_string_ostream(s) << llvm::format("%g", v);
   return s;
 }
+
+const Field *findField(llvm::StringRef key) {
+  for (const Field &f : kFields)
+    if (key == f.key)
+      return &f;
+  return nullptr;
+}
+
+/// Why `value` is out of `f`'s range, or "".
+std::string rangeError(const Field &f, double value) {
+  if (std::isfinite(value) && value <= f.most &&
+      (f.positive ? value > f.least : value >= f.least))
+    return "";
+  return "\"" + std::string(f.key) + "\" must be a number " +
+         (f.positive ? "above " : "at least ") + number(f.least) +
+         (f.most < 1e30 ? " and at most " + number(f.most) : "");
+}
 } // namespace
+
+std::vector<std::string> DeviceProfile::numberKeys() {
+  std::vector<std::string> keys;
+  for (const Field &f : kFields)
+    keys.push_back(f.key);
+  return keys;
+}
+
+std::optional<double> DeviceProfile::get(llvm::StringRef key) const {
+  const Field *f = findField(key);
+  if (!f)
+    return std::nullopt;
+  return f->real ? this->*(f->real) : double(this->*(f->integer));
+}
+
+bool DeviceProfile::set(llvm::StringRef key, double value, std::string &error) {
+  const Field *f = findField(key);
+  if (!f) {
+    error = "unknown number \"" + key.str() + "\"; a profile's numbers are " +
+            llvm::join(numberKeys(), ", ");
+    return false;
+  }
+  if (std::string why = rangeError(*f, value); !why.empty()) {
+    error = why;
+    return false;
+  }
+  if (f->real)
+    this->*(f->real) = value;
+  else
+    this->*(f->integer) = int64_t(std::llround(value));
+  overridden.push_back(key.str());
+  return true;
+}
 
 std::optional<DeviceProfile> DeviceProfile::parse(llvm::StringRef text,
                                                   llvm::StringRef fallbackName,
@@ -105,16 +155,10 @@ std::optional<DeviceProfile> DeviceProfile::parse(llvm::StringRef text,
   for (const std::string &key : keys) {
     if (key == "name" || key == "description" || key == "all_to_all")
       continue;
-    const Field *f = nullptr;
-    for (const Field &candidate : kFields)
-      if (key == candidate.key)
-        f = &candidate;
+    const Field *f = findField(key);
     if (!f) {
-      std::vector<std::string> known;
-      for (const Field &candidate : kFields)
-        known.push_back(candidate.key);
       error = "unknown key \"" + key + "\"; a profile has name, description, " +
-              llvm::join(known, ", ") + " and all_to_all";
+              llvm::join(numberKeys(), ", ") + " and all_to_all";
       return std::nullopt;
     }
     const llvm::json::Value &v = *o->get(key);
@@ -131,11 +175,12 @@ std::optional<DeviceProfile> DeviceProfile::parse(llvm::StringRef text,
           return std::nullopt;
         }
     }
-    if (!value || !std::isfinite(*value) || *value > f->most ||
-        (f->positive ? *value <= f->least : *value < f->least)) {
-      error = "\"" + key + "\" must be a number " +
-              (f->positive ? "above " : "at least ") + number(f->least) +
-              (f->most < 1e30 ? " and at most " + number(f->most) : "");
+    if (!value) {
+      error = "\"" + key + "\" must be a number";
+      return std::nullopt;
+    }
+    if (std::string why = rangeError(*f, *value); !why.empty()) {
+      error = why;
       return std::nullopt;
     }
     if (f->real)

@@ -14,6 +14,7 @@
 
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Explore/SearchFormat.h"
+#include "Stage/Explore/Sweep.h"
 #include "Stage/InitAll.h"
 #include "Stage/Target/Chakra/ChakraTranslation.h"
 #include "Stage/Target/TargetOptions.h"
@@ -117,6 +118,12 @@ static cl::opt<bool> exhaustive(
     cl::init(false), cl::cat(category));
 static cl::opt<bool> quiet("quiet", cl::desc("No progress line"),
                            cl::init(false), cl::cat(category));
+static cl::opt<std::string> sweep(
+    "sweep",
+    cl::desc("KEY=FROM:TO:STEPS: the search at each of STEPS values of the "
+             "device profile's number KEY (as network_bandwidth=25e9:100e9:4); "
+             "the best plan and its time at each"),
+    cl::cat(category));
 
 /// One line on stderr, `error: ...`, and a failing exit.
 static int fail(const llvm::Twine &message) {
@@ -227,6 +234,32 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> model = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
   if (!model)
     return 1;
+
+  if (!sweep.empty()) {
+    if (!emitBest.empty())
+      return fail("--sweep and --emit-best: a sweep has a best plan per point; "
+                  "emit one with --device and the point's override");
+    std::string error;
+    std::optional<explore::SweepRange> range =
+        explore::parseSweep(sweep, request.device, error);
+    if (!range)
+      return fail("--sweep=" + sweep + ": " + error);
+    FailureOr<std::vector<explore::SweepPoint>> points =
+        explore::sweepPlans(*model, request, *range);
+    if (failed(points))
+      return 1;
+    explore::SearchTitle title;
+    title.model = getModelName(*model);
+    title.gpus = gpus;
+    title.device = request.device;
+    title.serving = request.serving;
+    std::string outputError;
+    auto out = openOutputFile(output, &outputError);
+    if (!out)
+      return fail(outputError);
+    explore::printSweep(*points, *range, title, format, out->os());
+    return mlir::stage::keepOutput(*out, output) ? 0 : 1;
+  }
 
   auto progress = [&](const explore::SearchProgress &p) {
     static auto last = std::chrono::steady_clock::now();

@@ -4,6 +4,7 @@
 #define STAGE_EXPLORE_SEARCHFORMAT_H
 
 #include "Stage/Explore/Search.h"
+#include "Stage/Explore/Sweep.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -45,6 +46,12 @@ void printSearchCsv(const SearchResult &r, const SearchTitle &t,
 /// with the Pareto front marked and labelled, and the top plans' table.
 void printSearchHtml(const SearchResult &r, const SearchTitle &t,
                      llvm::raw_ostream &os);
+
+/// A sweep (Sweep.h): per point, the value, the best plan and its time, as
+/// Markdown, JSON, CSV or a page with the best time drawn against the value.
+void printSweep(const std::vector<SweepPoint> &points, const SweepRange &range,
+                const SearchTitle &t, llvm::StringRef format,
+                llvm::raw_ostream &os);
 
 } // namespace mlir::stage::explore
 

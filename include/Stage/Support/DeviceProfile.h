@@ -68,6 +68,14 @@ struct DeviceProfile {
   std::string timingKey() const;
   /// "h100", or "h100 with peak-flops, link-bandwidth overridden".
   std::string displayName() const;
+  /// Sets the number of JSON key `key` (as `network_bandwidth`) and notes
+  /// it overridden; false with `error` for an unknown key or a value out of
+  /// its range.
+  bool set(llvm::StringRef key, double value, std::string &error);
+  /// The number of JSON key `key`, if there is one.
+  std::optional<double> get(llvm::StringRef key) const;
+  /// The JSON keys of the profile's numbers.
+  static std::vector<std::string> numberKeys();
 
   /// A profile from its JSON text; `fallbackName` names it when the text
   /// does not. Nullopt with `error` on an unknown key, a missing required
