@@ -73,8 +73,18 @@ std::string TraceManifest::print() const {
      << "  \"ranks\": " << ranks << ",\n"
      << "  \"traces\": " << quoted(traceName) << ",\n"
      << "  \"groups\": [" << quoted(groupsFile) << ", " << groups.bytes << ", "
-     << quoted(groups.digest) << "],\n"
-     << "  \"files\": [";
+     << quoted(groups.digest) << "],\n";
+  if (!extras.empty()) {
+    os << "  \"extras\": [";
+    bool firstExtra = true;
+    for (const auto &[name, e] : extras) {
+      os << (firstExtra ? "\n" : ",\n") << "    [" << quoted(name) << ", "
+         << e.bytes << ", " << quoted(e.digest) << "]";
+      firstExtra = false;
+    }
+    os << "\n  ],\n";
+  }
+  os << "  \"files\": [";
   bool first = true;
   for (const auto &[rank, e] : traces) {
     os << (first ? "\n" : ",\n") << "    [" << rank << ", " << e.bytes << ", "
@@ -86,6 +96,12 @@ std::string TraceManifest::print() const {
 }
 
 namespace {
+/// A name inside the set's directory: no directory, not hidden.
+bool isPlainFileName(llvm::StringRef name) {
+  return !name.empty() && !name.starts_with(".") &&
+         name.find_first_of("/\\") == llvm::StringRef::npos;
+}
+
 bool isHex(llvm::StringRef s, size_t digits) {
   return s.size() == digits &&
          llvm::all_of(s, [](char c) { return llvm::isHexDigit(c); });
@@ -149,13 +165,29 @@ std::optional<TraceManifest> TraceManifest::parse(llvm::StringRef text,
   const llvm::json::Value *groups = o->get("groups");
   std::optional<llvm::StringRef> groupsName;
   if (!groups || !readEntry(*groups, m.groups, key) ||
-      !(groupsName = key->getAsString()) || groupsName->empty() ||
-      groupsName->starts_with(".") ||
-      groupsName->find_first_of("/\\") != llvm::StringRef::npos) {
+      !(groupsName = key->getAsString()) || !isPlainFileName(*groupsName)) {
     error = "\"groups\" is not [file name, bytes, digest]";
     return std::nullopt;
   }
   m.groupsFile = groupsName->str();
+  if (const llvm::json::Value *extras = o->get("extras")) {
+    const llvm::json::Array *list = extras->getAsArray();
+    if (!list) {
+      error = "\"extras\" is not a list";
+      return std::nullopt;
+    }
+    for (const llvm::json::Value &x : *list) {
+      ManifestEntry e;
+      std::optional<llvm::StringRef> name;
+      if (!readEntry(x, e, key) || !(name = key->getAsString()) ||
+          !isPlainFileName(*name) || *name == m.groupsFile ||
+          !m.extras.emplace(name->str(), std::move(e)).second) {
+        error = "\"extras\" has an entry that is not [file name, bytes, "
+                "digest] of a file of its own";
+        return std::nullopt;
+      }
+    }
+  }
   const llvm::json::Array *files = o->getArray("files");
   if (!files) {
     error = "\"files\" is not a list";

@@ -44,6 +44,9 @@ struct TraceManifest {
   ManifestEntry groups;
   /// The rank files present, by rank.
   std::map<int64_t, ManifestEntry> traces;
+  /// Other files of the set, by name (the simulator's configuration of the
+  /// cluster the set was priced for).
+  std::map<std::string, ManifestEntry> extras;
 
   bool isComplete() const { return int64_t(traces.size()) == ranks; }
   std::string traceFile(int64_t rank) const;

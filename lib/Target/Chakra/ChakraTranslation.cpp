@@ -192,6 +192,68 @@ static FailureOr<TraceSet> buildTraceSet(ModuleOp module,
   return TraceSet(std::move(*w));
 }
 
+/// The ASTRA-sim configuration of the cluster the set is priced for: a
+/// system that replays the traces' durations (roofline off) with ring
+/// collectives on every level, and the network: one switch per node over
+/// the scale-up links, one across nodes, at the profile's achieved
+/// bandwidths (GiB/s, the analytical backend's unit) and latencies (ns).
+static std::vector<std::pair<std::string, std::string>>
+simulatorConfig(const DeviceModel &d, int64_t ranks, llvm::StringRef stem) {
+  int64_t perNode = std::max<int64_t>(d.gpusPerNode, 1);
+  bool twoLevels = ranks > perNode && ranks % perNode == 0;
+  auto gib = [](double bytes) {
+    std::string s;
+    llvm::raw_string_ostream(s) << llvm::format("%.4f", bytes / double(1 << 30));
+    return s;
+  };
+  auto ns = [](double seconds) {
+    std::string s;
+    llvm::raw_string_ostream(s) << llvm::format("%.1f", seconds * 1e9);
+    return s;
+  };
+  std::string levels = twoLevels ? "\"ring\", \"ring\"" : "\"ring\"";
+  std::string a2a = d.ringAllToAll ? levels
+                                   : (twoLevels ? "\"direct\", \"direct\""
+                                                : "\"direct\"");
+  std::string system;
+  llvm::raw_string_ostream sys(system);
+  sys << "{\n"
+      << "  \"scheduling-policy\": \"LIFO\",\n"
+      << "  \"endpoint-delay\": 10,\n"
+      << "  \"active-chunks-per-dimension\": 1,\n"
+      << "  \"preferred-dataset-splits\": 4,\n"
+      << "  \"all-reduce-implementation\": [" << levels << "],\n"
+      << "  \"all-gather-implementation\": [" << levels << "],\n"
+      << "  \"reduce-scatter-implementation\": [" << levels << "],\n"
+      << "  \"all-to-all-implementation\": [" << a2a << "],\n"
+      << "  \"collective-optimization\": \"localBWAware\",\n"
+      << "  \"local-mem-bw\": "
+      << llvm::format("%.1f", d.memoryBytes * d.memoryEfficiency / 1e9) << ",\n"
+      << "  \"boost-mode\": 0,\n"
+      << "  \"roofline-enabled\": 0,\n"
+      << "  \"peak-perf\": "
+      << llvm::format("%.1f", d.matmulFlops * d.matmulEfficiency / 1e12) << "\n"
+      << "}\n";
+  std::string network;
+  llvm::raw_string_ostream net(network);
+  std::string link = gib(d.linkBytes * d.linkEfficiency),
+              across = gib(d.networkBytes * d.networkEfficiency);
+  if (twoLevels)
+    net << "topology: [ Switch, Switch ]\n"
+        << "npus_count: [ " << perNode << ", " << ranks / perNode << " ]\n"
+        << "bandwidth: [ " << link << ", " << across << " ]\n"
+        << "latency: [ " << ns(d.latency) << ", " << ns(d.networkLatency)
+        << " ]\n";
+  else
+    net << "topology: [ Switch ]\n"
+        << "npus_count: [ " << ranks << " ]\n"
+        << "bandwidth: [ " << (ranks > perNode ? across : link) << " ]\n"
+        << "latency: [ "
+        << ns(ranks > perNode ? d.networkLatency : d.latency) << " ]\n";
+  return {{(stem + ".astra-system.json").str(), system},
+          {(stem + ".astra-network.yml").str(), network}};
+}
+
 /// The grid of each rank group, and what the KV handoff moves.
 static std::string describeSet(const TraceSet &set) {
   SmallVector<const Workload *> groups = set.getWorkloads();
@@ -272,6 +334,13 @@ static LogicalResult emitTraces(Operation *op, raw_ostream &os) {
   }
   wo.threads = traceThreads;
   wo.encodeOnly = o.encodeOnly;
+  // The simulator's view of the cluster the durations were priced for.
+  if (*device) {
+    std::string groupsName = getGroupsFileName(wo.name);
+    llvm::StringRef stem = groupsName;
+    stem.consume_back(".json");
+    wo.extras = simulatorConfig(**device, numRanks, stem);
+  }
   if (wo.dir.empty() && !wo.encodeOnly)
     return emitOptionError(module)
            << "--stage-to-chakra needs --output-dir (or "

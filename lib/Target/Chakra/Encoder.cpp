@@ -4,6 +4,10 @@
 
 #include "Wire.h"
 
+#include "Stage/Support/TimeModel.h"
+
+#include <array>
+
 using namespace mlir;
 using namespace mlir::stage;
 using namespace mlir::stage::chakra;
@@ -39,6 +43,17 @@ void attrBool(std::string &node, llvm::StringRef name, bool v) {
   varintField(a, field::AttrBool, v ? 1 : 0);
   bytesField(node, field::NodeAttr, a);
 }
+/// A bool_list attribute.
+void attrBoolList(std::string &node, llvm::StringRef name,
+                  ArrayRef<bool> values) {
+  std::string list, a;
+  for (bool v : values)
+    varintField(list, field::ListValues, v ? 1 : 0);
+  bytesField(a, field::AttrName, name);
+  bytesField(a, field::AttrBoolList, list);
+  bytesField(node, field::NodeAttr, a);
+}
+
 /// A string_list attribute (written even when empty: the member is there).
 void attrStringList(std::string &node, llvm::StringRef name,
                     ArrayRef<std::string> values) {
@@ -78,7 +93,8 @@ void attrIOInfo(std::string &s, uint64_t id, const TraceNode &n,
 /// The fields every rank shares: id, name, type, deps, duration and the
 /// attributes that do not depend on the rank.
 std::string encodeHead(uint64_t id, const TraceNode &n,
-                       ArrayRef<TraceNode> nodes, bool ioInfo) {
+                       ArrayRef<TraceNode> nodes, bool ioInfo,
+                       ArrayRef<std::array<bool, 2>> levels) {
   std::string s;
   if (id)
     varintField(s, field::NodeId, id);
@@ -106,6 +122,8 @@ std::string encodeHead(uint64_t id, const TraceNode &n,
     attrInt64(s, "comm_type", n.commType);
     attrInt64(s, "comm_size", int64_t(n.bytes));
     attrInt32(s, "comm_tag", int32_t(n.tag));
+    if (!levels.empty())
+      attrBoolList(s, "involved_dim", levels[n.group]);
     break;
   case NodeKind::Send:
   case NodeKind::Recv:
@@ -130,9 +148,34 @@ void mlir::stage::chakra::encodeMetadata(std::string &out,
   framed(out, m);
 }
 
+/// Per group axis set of `w`, the levels of a two-level network (inside a
+/// node, across nodes) its groups span; none unless the ranks fill whole
+/// nodes of `w.gpusPerNode`, more than one.
+static std::vector<std::array<bool, 2>> groupLevels(const Workload &w) {
+  int64_t perNode = w.gpusPerNode, ranks = w.getNumRanks();
+  std::vector<std::array<bool, 2>> levels;
+  if (perNode <= 0 || ranks <= perNode || ranks % perNode != 0)
+    return levels;
+  for (const auto &set : w.groupAxes) {
+    std::vector<std::pair<int64_t, bool>> lastFirst;
+    double size = 1;
+    for (int a = int(w.axes.size()) - 1; a >= 0; --a) {
+      bool member = llvm::is_contained(set, a);
+      lastFirst.push_back({w.degrees[a], member});
+      if (member)
+        size *= double(w.degrees[a]);
+    }
+    double r = ::stage::membersPerNode(lastFirst.data(), lastFirst.size(),
+                                       perNode);
+    levels.push_back({r > 1, r < size});
+  }
+  return levels;
+}
+
 ClassTemplate::ClassTemplate(const Workload &w, const ClassTrace &trace) {
+  std::vector<std::array<bool, 2>> levels = groupLevels(w);
   for (auto [id, n] : llvm::enumerate(trace.nodes)) {
-    std::string head = encodeHead(id, n, trace.nodes, w.ioInfo);
+    std::string head = encodeHead(id, n, trace.nodes, w.ioInfo, levels);
     if (n.kind == NodeKind::Compute) {
       framed(fixed, head);
       continue;

@@ -18,7 +18,7 @@ enum : unsigned {
   NodeId = 1, NodeName = 2, NodeType = 3, NodeDataDeps = 5,
   NodeDurationMicros = 7, NodeAttr = 10,
   AttrName = 1, AttrInt32 = 7, AttrInt64 = 9, AttrUint64 = 13, AttrBool = 27,
-  AttrString = 29, AttrStringList = 30,
+  AttrBoolList = 28, AttrString = 29, AttrStringList = 30,
   ListValues = 1, // the `values` of every *_list message
 };
 enum NodeType : unsigned { CompNode = 4, SendNode = 5, RecvNode = 6, CollNode = 7 };

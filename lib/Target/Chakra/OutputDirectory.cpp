@@ -322,6 +322,7 @@ LogicalResult OutputDirectory::publish(const TraceManifest &m, int64_t first,
   // this slice's entries of this set's.
   TraceManifest kept = m;
   kept.traces.clear();
+  kept.extras = sameSet ? current->extras : decltype(m.extras)();
   if (sameSet)
     for (const auto &[r, e] : current->traces)
       if (!inSlice(r))
@@ -357,6 +358,9 @@ LogicalResult OutputDirectory::publish(const TraceManifest &m, int64_t first,
     err = place(workerFdOf[r - first], m.traceFile(r));
   if (err.empty())
     err = place(stagingFd, m.groupsFile);
+  for (const auto &extra : m.extras)
+    if (err.empty())
+      err = place(stagingFd, extra.first);
   if (err.empty()) {
     // The files of the set replaced that this one does not overwrite, and
     // only those its own (this user's) manifest names.
@@ -369,9 +373,16 @@ LogicalResult OutputDirectory::publish(const TraceManifest &m, int64_t first,
       if (current->groupsFile != m.groupsFile)
         (void)::unlinkat(dirFd, current->groupsFile.c_str(), 0);
     }
+    // The old set's other files this one does not replace (also those of
+    // a manifest of the same set: the last write's are the set's).
+    if (current && ours)
+      for (const auto &extra : current->extras)
+        if (!m.extras.count(extra.first))
+          (void)::unlinkat(dirFd, extra.first.c_str(), 0);
     TraceManifest all = kept;
     for (const auto &[r, e] : m.traces)
       all.traces[r] = e;
+    all.extras = m.extras;
     err = placeManifest(all);
   }
   if (!err.empty()) {

@@ -66,6 +66,7 @@ public:
       addAll(g);
     add(w.servingGroups);
     add(w.ioInfo);
+    add(w.gpusPerNode);
     add(int64_t(w.classes.size()));
     for (const ClassTrace &c : w.classes) {
       add(int64_t(c.nodes.size()));

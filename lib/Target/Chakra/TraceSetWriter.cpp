@@ -232,6 +232,12 @@ FailureOr<WriteStats> mlir::stage::chakra::writeTraceSet(const TraceSet &set,
       !err.empty())
     return emitError(loc) << err;
   manifest.groups = {groups.size(), fileDigest(groups)};
+  for (const auto &[name, contents] : o.extras) {
+    if (std::string err = out->writeFile(out->getStagingFd(), name, contents);
+        !err.empty())
+      return emitError(loc) << err;
+    manifest.extras[name] = {contents.size(), fileDigest(contents)};
+  }
   for (int64_t r = first; r < last; ++r)
     manifest.traces.emplace(r, std::move(entries[r - first]));
   if (failed(out->publish(manifest, first, writerDir, loc)))

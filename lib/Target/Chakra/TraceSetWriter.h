@@ -19,6 +19,8 @@ struct WriteOptions {
   /// few ranks encoded first: the largest file, and all files together.
   double maxBytesPerRank = kDefaultMaxBytesPerRank;
   double maxTotalBytes = kDefaultMaxTotalBytes;
+  /// Other files of the set (name, contents), published with it.
+  std::vector<std::pair<std::string, std::string>> extras;
   static constexpr double kDefaultMaxBytesPerRank = 4.0 * (1ull << 30);
   static constexpr double kDefaultMaxTotalBytes = 1024.0 * (1ull << 30);
 };

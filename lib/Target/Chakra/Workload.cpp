@@ -206,6 +206,7 @@ mlir::stage::chakra::buildWorkload(ModuleOp module, const sym::Bindings &b,
                                    uint64_t gradientBucketBytes, bool ioInfo) {
   Workload w;
   w.ioInfo = ioInfo;
+  w.gpusPerNode = device ? device->gpusPerNode : 0;
   if (GridOp grid = getGrid(module)) {
     for (const std::string &axis : grid.getAxisNames()) {
       auto it = b.find(axis);

@@ -84,6 +84,10 @@ struct Workload {
   int64_t servingGroups = 0;
   /// Nodes carry `inputs`/`outputs` (ASTRA-sim's memory tracker).
   bool ioInfo = false;
+  /// With a device: its GPUs per node, so that a collective says which
+  /// levels of a two-level network its group spans (`involved_dim`); 0:
+  /// none said.
+  int64_t gpusPerNode = 0;
 
   int64_t getNumRanks() const {
     int64_t n = 1;

@@ -100,6 +100,23 @@ bool stage::trace::findSetFiles(const TraceSetOptions &o, SetFiles &out,
                  "(--ranks=A:B) is not written yet");
       return false;
     }
+    // The set's other files (the simulator's configuration): small, read
+    // here whole.
+    bool whole = true;
+    for (const auto &[name, entry] : m->extras) {
+      std::string extra = o.dir + "/" + name;
+      auto bytes = readSetFile(o, extra, error);
+      if (!bytes) {
+        errors.add(error);
+        whole = false;
+      } else if (std::string p = mismatch(extra, bytes->getBuffer(), entry);
+                 !p.empty()) {
+        errors.add(p);
+        whole = false;
+      }
+    }
+    if (!whole)
+      return false;
     out.ranks = m->ranks;
     for (int64_t r = 0; r < m->ranks; ++r)
       out.traces.push_back(o.dir + "/" + m->traceFile(r));

@@ -6,8 +6,12 @@ Each plan file's model, import flags and train= or infer= plan are used as
 they are, except that the model keeps only as many layers as the plan needs
 (two per pipeline chunk, at least four, whole periods of a hybrid) and a
 serving plan decodes 4 tokens, so that the whole set simulates in seconds
-(the full examples take up to five minutes each: bench/README.md). Prints
-"NAME: finished: K/N" per plan, ASTRA-sim's count of ranks that finished.
+(the full examples take up to five minutes each: bench/README.md). The
+simulator runs on the cluster the traces were priced for, the ASTRA-sim
+configuration stage writes next to them (roofline off: the traces'
+durations replayed; the h100 profile's achieved bandwidths). Prints
+"NAME: finished: K/N" per plan, ASTRA-sim's count of ranks that finished,
+then each training plan's simulated iteration over the report's.
 """
 import json
 import os
@@ -43,6 +47,7 @@ def degree(plan, axis):
 
 
 plans = os.path.join(examples, "plans")
+ratios = []
 for name in sorted(os.listdir(plans)):
     keys = plan_of(os.path.join(plans, name))
     stem = name[:-len(".plan")]
@@ -74,6 +79,21 @@ for name in sorted(os.listdir(plans)):
         bind = ["--bind=N=4"]
     run(os.path.join(bindir, "stage-translate"), step, "--stage-to-chakra",
         "--device=h100", "--output-dir=" + traces, *bind)
-    out = run(simulate, traces)
+    out = run(simulate, traces,
+              "--network=" + os.path.join(traces, "workload.astra-network.yml"),
+              "--system=" + os.path.join(traces, "workload.astra-system.json"))
     finished = re.search(r"finished: \d+/\d+", out)
     print(f"{stem}: {finished.group(0) if finished else 'no finished line'}")
+    if "train" in keys:
+        report = json.loads(run(os.path.join(bindir, "stage-translate"), step,
+                                "--stage-to-report", "--format=json",
+                                "--device=h100"))
+        predicted = report["job"]["job_time"]["iteration"]["value"]
+        simulated = int(re.search(r"max: (\d+) ns", out).group(1)) * 1e-9
+        ratios.append((stem, simulated / predicted))
+for stem, ratio in ratios:
+    print(f"{stem}: ASTRA-sim / report {ratio:.3f}")
+worst = max(abs(r - 1) for _, r in ratios)
+within = sum(abs(r - 1) <= 0.10 for _, r in ratios)
+print(f"within 10% of the report: {within} of {len(ratios)}; every one within "
+      f"25%: {worst <= 0.25}")
