@@ -210,7 +210,7 @@ LogicalResult mlir::stage::report::buildServingReports(
       c.add(commKey(v), commLabel(v), "B", v.messageBytes);
 
     SectionBuilder tm(fn, b, "time",
-                      "Roofline time per rank (" + device.displayName() + ")");
+                      "Time per rank (" + device.displayName() + ")");
     tm.addSeconds("prefill", "prefill (every group)", t.of(Phase::Prefill));
     tm.addSeconds("decode",
                   chunked ? "mixed iterations (decode and prompt chunks)"
@@ -248,7 +248,7 @@ LogicalResult mlir::stage::report::buildServingReports(
     report.totals.push_back(std::move(*flops));
   }
   SectionBuilder jt(fn, b, "job_time",
-                    "Serving times, " + everyone + " (roofline, " +
+                    "Serving times, " + everyone + " (" +
                         device.displayName() + ")");
   double gpus = double(job.gpus);
   double batch = b.count("B") ? double(b.at("B")) : 0;

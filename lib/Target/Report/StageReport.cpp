@@ -278,7 +278,7 @@ LogicalResult mlir::stage::report::buildStageReports(
     slowestOptimizer = std::max(slowestOptimizer, stageTimes.of(Phase::Optimizer));
     if (!numbersOnly) {
       SectionBuilder tm(fn, b, "time",
-                        "Roofline time per rank and iteration (" + device.displayName() +
+                        "Time per rank and iteration (" + device.displayName() +
                             ")");
       double computeAll = 0, commAll = 0;
       for (unsigned i = 0; i < kNumPhases; ++i) {
@@ -384,7 +384,7 @@ LogicalResult mlir::stage::report::buildStageReports(
     }
   }
   SectionBuilder jtime(fn, b, "job_time",
-                       "Time per iteration, " + all + " (roofline, " +
+                       "Time per iteration, " + all + " (" +
                            device.displayName() + ")");
   jtime.addSeconds("iteration", "iteration (schedule + optimizer)", iteration);
   sym::Expr flops;
