@@ -274,6 +274,19 @@ void mlir::stage::explore::printSearchCsv(const SearchResult &r,
   }
 }
 
+/// An SVG chart's opening tag and its two axes: the plot area lies
+/// `left`, `right`, `top` and `bottom` inside `width` x `height`.
+static void openChart(double width, double height, double left, double right,
+                      double top, double bottom, llvm::raw_ostream &os) {
+  double axis = height - bottom;
+  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width
+     << "\" height=\"" << height << "\">\n";
+  os << "<line x1=\"" << left << "\" y1=\"" << axis << "\" x2=\""
+     << width - right << "\" y2=\"" << axis << "\" stroke=\"#444\"/>\n"
+     << "<line x1=\"" << left << "\" y1=\"" << top << "\" x2=\"" << left
+     << "\" y2=\"" << axis << "\" stroke=\"#444\"/>\n";
+}
+
 /// Time against memory, every fitting plan a dot (its plan on hover), the
 /// Pareto front joined and labelled, the device memory as a line.
 static void paretoChart(const SearchResult &r, const SearchTitle &t,
@@ -291,13 +304,8 @@ static void paretoChart(const SearchResult &r, const SearchTitle &t,
   auto y = [&](double b) {
     return height - bottom - (height - top - bottom) * b / mMax;
   };
-  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width
-     << "\" height=\"" << height << "\">\n";
-  // Axes with five ticks each.
-  os << "<line x1=\"" << left << "\" y1=\"" << y(0) << "\" x2=\""
-     << width - right << "\" y2=\"" << y(0) << "\" stroke=\"#444\"/>\n"
-     << "<line x1=\"" << left << "\" y1=\"" << top << "\" x2=\"" << left
-     << "\" y2=\"" << y(0) << "\" stroke=\"#444\"/>\n";
+  openChart(width, height, left, right, top, bottom, os);
+  // Five ticks on each axis.
   for (int i = 0; i <= 5; ++i) {
     double s = tMax * i / 5, b = mMax * i / 5;
     os << "<text class=\"tick\" x=\"" << x(s) << "\" y=\"" << y(0) + 14
@@ -435,12 +443,7 @@ void sweepChart(const std::vector<SweepPoint> &points, const SweepRange &range,
   auto y = [&](double s) {
     return height - bottom - (height - top - bottom) * s / tMax;
   };
-  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width
-     << "\" height=\"" << height << "\">\n";
-  os << "<line x1=\"" << left << "\" y1=\"" << y(0) << "\" x2=\""
-     << width - right << "\" y2=\"" << y(0) << "\" stroke=\"#444\"/>\n"
-     << "<line x1=\"" << left << "\" y1=\"" << top << "\" x2=\"" << left
-     << "\" y2=\"" << y(0) << "\" stroke=\"#444\"/>\n";
+  openChart(width, height, left, right, top, bottom, os);
   os << "<text x=\"" << (left + width - right) / 2 << "\" y=\"" << height - 8
      << "\" text-anchor=\"middle\">" << escape(range.key) << " ("
      << escape(t.device.name) << ")</text>\n";

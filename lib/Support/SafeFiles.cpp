@@ -29,17 +29,19 @@ static std::string bytesText(uint64_t n) {
   return std::to_string(n) + " bytes";
 }
 
-std::unique_ptr<llvm::MemoryBuffer>
-stage::files::readRegularFile(const std::string &path, uint64_t maxBytes,
-                              std::string &error, bool *missing) {
+/// The bytes of `fd`, opened as `path` (0 or the open's errno in `openErrno`),
+/// if a regular file of at most `maxBytes`; closes `fd`. `copy` reads
+/// them instead of mapping them: a mapped file that another user truncates
+/// would fault on access.
+static std::unique_ptr<llvm::MemoryBuffer>
+readOpened(int fd, int openErrno, const std::string &path, uint64_t maxBytes,
+           std::string &error, bool *missing, unsigned *ownerUid, bool copy) {
   if (missing)
     *missing = false;
-  // O_NONBLOCK: opening a FIFO for reading would wait for a writer.
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     if (missing)
-      *missing = errno == ENOENT;
-    error = "cannot read " + path + ": " + std::strerror(errno);
+      *missing = openErrno == ENOENT;
+    error = "cannot read " + path + ": " + std::strerror(openErrno);
     return nullptr;
   }
   struct stat st;
@@ -60,14 +62,36 @@ stage::files::readRegularFile(const std::string &path, uint64_t maxBytes,
     ::close(fd);
     return nullptr;
   }
+  if (ownerUid)
+    *ownerUid = st.st_uid;
   auto buf = llvm::MemoryBuffer::getOpenFile(fd, path, uint64_t(st.st_size),
-                                             /*RequiresNullTerminator=*/false);
+                                             /*RequiresNullTerminator=*/false,
+                                             /*IsVolatile=*/copy);
   ::close(fd);
   if (!buf) {
     error = "cannot read " + path + ": " + buf.getError().message();
     return nullptr;
   }
   return std::move(*buf);
+}
+
+std::unique_ptr<llvm::MemoryBuffer>
+stage::files::readRegularFile(const std::string &path, uint64_t maxBytes,
+                              std::string &error, bool *missing) {
+  // O_NONBLOCK: opening a FIFO for reading would wait for a writer.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  return readOpened(fd, fd < 0 ? errno : 0, path, maxBytes, error, missing,
+                    nullptr, /*copy=*/false);
+}
+
+std::unique_ptr<llvm::MemoryBuffer>
+stage::files::readRegularFileAt(int dirFd, const std::string &name,
+                                uint64_t maxBytes, std::string &error,
+                                unsigned *ownerUid) {
+  int fd = ::openat(dirFd, name.c_str(),
+                    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  return readOpened(fd, fd < 0 ? errno : 0, name, maxBytes, error, nullptr,
+                    ownerUid, /*copy=*/true);
 }
 
 bool stage::files::removeEntryAt(int dirFd, const char *name, unsigned depth) {

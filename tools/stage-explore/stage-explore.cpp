@@ -235,6 +235,24 @@ int main(int argc, char **argv) {
   if (!model)
     return 1;
 
+  // The request as the outputs head it; called once the model compiled, so
+  // its bindings are integers.
+  auto describeRequest = [&] {
+    explore::SearchTitle title;
+    title.model = getModelName(*model);
+    title.gpus = gpus;
+    title.device = request.device;
+    title.top = top;
+    title.serving = request.serving;
+    title.decodeTokens = request.decodeTokens;
+    title.maxTpotSeconds = request.maxTpotSeconds;
+    FailureOr<sym::Bindings> b = getModuleBindings(*model);
+    title.batch =
+        request.batch ? *request.batch : (b->count("B") ? b->at("B") : 1);
+    title.seq = request.seq ? *request.seq : (b->count("S") ? b->at("S") : 1);
+    return title;
+  };
+
   if (!sweep.empty()) {
     if (!emitBest.empty())
       return fail("--sweep and --emit-best: a sweep has a best plan per point; "
@@ -248,16 +266,11 @@ int main(int argc, char **argv) {
         explore::sweepPlans(*model, request, *range);
     if (failed(points))
       return 1;
-    explore::SearchTitle title;
-    title.model = getModelName(*model);
-    title.gpus = gpus;
-    title.device = request.device;
-    title.serving = request.serving;
     std::string outputError;
     auto out = openOutputFile(output, &outputError);
     if (!out)
       return fail(outputError);
-    explore::printSweep(*points, *range, title, format, out->os());
+    explore::printSweep(*points, *range, describeRequest(), format, out->os());
     return mlir::stage::keepOutput(*out, output) ? 0 : 1;
   }
 
@@ -276,18 +289,7 @@ int main(int argc, char **argv) {
   if (failed(result))
     return 1;
 
-  explore::SearchTitle title;
-  title.model = getModelName(*model);
-  title.gpus = gpus;
-  title.device = request.device;
-  title.top = top;
-  title.serving = request.serving;
-  title.decodeTokens = request.decodeTokens;
-  title.maxTpotSeconds = request.maxTpotSeconds;
-  FailureOr<sym::Bindings> b = getModuleBindings(*model);
-  title.batch =
-      request.batch ? *request.batch : (b->count("B") ? b->at("B") : 1);
-  title.seq = request.seq ? *request.seq : (b->count("S") ? b->at("S") : 1);
+  explore::SearchTitle title = describeRequest();
   title.wallSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

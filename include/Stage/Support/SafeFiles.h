@@ -32,6 +32,13 @@ std::unique_ptr<llvm::MemoryBuffer> readRegularFile(const std::string &path,
                                                     uint64_t maxBytes,
                                                     std::string &error,
                                                     bool *missing = nullptr);
+/// As readRegularFile, for the entry `name` of the directory open as
+/// `dirFd`, which is not followed if it is a link, and copied rather than
+/// mapped (a writer reads what others may change); `ownerUid` receives the
+/// file's owner.
+std::unique_ptr<llvm::MemoryBuffer>
+readRegularFileAt(int dirFd, const std::string &name, uint64_t maxBytes,
+                  std::string &error, unsigned *ownerUid);
 
 /// Removes the entry `name` of the directory open as `dirFd`: a file or a
 /// link is unlinked, a directory emptied (at most `depth` levels below it)

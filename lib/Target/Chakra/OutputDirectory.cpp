@@ -61,31 +61,15 @@ std::string setKey(const TraceManifest &m) {
 std::optional<TraceManifest> readManifestAt(int dirFd, const std::string &name,
                                             bool &ours) {
   ours = false;
-  int fd = ::openat(dirFd, name.c_str(),
-                    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0)
-    return std::nullopt;
-  struct stat st;
-  std::string text;
-  constexpr off_t kMaxManifestBytes = off_t(256) << 20;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-      st.st_size <= kMaxManifestBytes) {
-    text.resize(size_t(st.st_size));
-    size_t got = 0;
-    while (got < text.size()) {
-      ssize_t n = ::read(fd, &text[got], text.size() - got);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        break;
-      got += size_t(n);
-    }
-    text.resize(got);
-    ours = st.st_uid == ::geteuid();
-  }
-  ::close(fd);
+  constexpr uint64_t kMaxManifestBytes = uint64_t(256) << 20;
+  unsigned owner = 0;
   std::string error;
-  return TraceManifest::parse(text, error);
+  std::unique_ptr<llvm::MemoryBuffer> text = ::stage::files::readRegularFileAt(
+      dirFd, name, kMaxManifestBytes, error, &owner);
+  if (!text)
+    return std::nullopt;
+  ours = owner == ::geteuid();
+  return TraceManifest::parse(text->getBuffer(), error);
 }
 
 std::string randomSuffix() {
