@@ -140,7 +140,15 @@ FailureOr<double> mlir::stage::getRooflineSeconds(Operation *op,
   FailureOr<double> runs = executions();
   if (failed(contraction) || failed(other) || failed(bytes) || failed(runs))
     return failure();
-  return ::stage::kernelSeconds(*contraction, *other, *bytes, *runs, d);
+  ::stage::MatmulShape shape;
+  if (std::optional<MatmulGrid> g = getMatmulGrid(op)) {
+    FailureOr<double> rows = value(g->rows), columns = value(g->columns),
+                      batch = value(g->batch);
+    if (failed(rows) || failed(columns) || failed(batch))
+      return failure();
+    shape = {*rows, *columns, *batch};
+  }
+  return ::stage::kernelSeconds(*contraction, *other, *bytes, *runs, d, shape);
 }
 
 namespace {
@@ -156,6 +164,9 @@ struct RooflineProgram {
     /// Per execution when `multiply` (no level sums over a step), else the
     /// total; the executions.
     sym::NumericExpr contraction, other, bytes, runs;
+    /// A matrix product's grid per execution (MatmulGrid), if it is one.
+    sym::NumericExpr rows, columns, batch;
+    bool matmul = false;
     bool multiply = true;
     CollectiveOpInterface comm;
     /// A collective's group axes (slots), or its symbolic size when they
@@ -186,6 +197,12 @@ struct RooflineProgram {
         e.contraction = compile(cost.contractionFlops);
         e.other = compile(cost.otherFlops);
         e.bytes = compile(cost.bytes);
+        if (std::optional<MatmulGrid> g = getMatmulGrid(op)) {
+          e.matmul = true;
+          e.rows = sym::NumericExpr(g->rows, slots);
+          e.columns = sym::NumericExpr(g->columns, slots);
+          e.batch = sym::NumericExpr(g->batch, slots);
+        }
       }
       if (auto comm = dyn_cast<CollectiveOpInterface>(op)) {
         e.comm = comm;
@@ -229,10 +246,15 @@ struct RooflineProgram {
     if (!e.timed)
       return 0;
     double runs = e.runs.evaluate(v);
-    if (!e.comm)
+    if (!e.comm) {
+      ::stage::MatmulShape shape;
+      if (e.matmul)
+        shape = {e.rows.evaluate(v), e.columns.evaluate(v),
+                 e.batch.evaluate(v)};
       return ::stage::kernelSeconds(total(e, e.contraction, v),
                                     total(e, e.other, v), total(e, e.bytes, v),
-                                    runs, d);
+                                    runs, d, shape);
+    }
     double bytes = total(e, e.bytes, v);
     if (bytes == 0)
       return 0;

@@ -16,6 +16,7 @@ using namespace stage;
 std::string DeviceProfile::timingKey() const {
   double numbers[] = {matmulFlops,      fp8Flops,        vectorFlops,
                       memoryBytes,      double(multiprocessors),
+                      double(matmulTileRows), double(matmulTileColumns),
                       matmulEfficiency, fp8MatmulEfficiency,
                       memoryEfficiency, kernelOverhead,  double(gpusPerNode),
                       linkBytes,        linkEfficiency,  latency,
@@ -50,6 +51,10 @@ const Field kFields[] = {
     {"memory_capacity", &DeviceProfile::memoryCapacity, nullptr, true},
     {"multiprocessors", nullptr, &DeviceProfile::multiprocessors, false, 0,
      1e6, false},
+    {"matmul_tile_rows", nullptr, &DeviceProfile::matmulTileRows, false, 0,
+     1e6, false},
+    {"matmul_tile_columns", nullptr, &DeviceProfile::matmulTileColumns, false,
+     0, 1e6, false},
     {"matmul_efficiency", &DeviceProfile::matmulEfficiency, nullptr, false, 0,
      1},
     {"fp8_matmul_efficiency", &DeviceProfile::fp8MatmulEfficiency, nullptr,

@@ -3,14 +3,40 @@
 #include "Stage/Support/TimeModel.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 using namespace stage;
 
+double stage::matmulTileEfficiency(const MatmulShape &shape,
+                                   const DeviceProfile &d) {
+  double slots = double(d.multiprocessors);
+  if (shape.rows <= 0 || shape.columns <= 0 || shape.batch <= 0 ||
+      d.matmulTileRows <= 0 || d.matmulTileColumns <= 0 || slots <= 0)
+    return 1;
+  double results = shape.rows * shape.columns * shape.batch;
+  auto laid = [&](double alongRows, double alongColumns) {
+    // A side shorter than the tile gets a tile cut to it (a narrower
+    // kernel); a longer one pads its last tile.
+    double tileRows = std::min(alongRows, shape.rows);
+    double tileColumns = std::min(alongColumns, shape.columns);
+    double tiles = std::ceil(shape.rows / tileRows) *
+                   std::ceil(shape.columns / tileColumns) * shape.batch;
+    // Fewer tiles than multiprocessors: the library splits the sum over
+    // the idle ones (split-K), so only the padding is lost.
+    double slotsTaken = tiles < slots ? tiles : std::ceil(tiles / slots) * slots;
+    return results / (slotsTaken * tileRows * tileColumns);
+  };
+  return std::max(laid(double(d.matmulTileRows), double(d.matmulTileColumns)),
+                  laid(double(d.matmulTileColumns), double(d.matmulTileRows)));
+}
+
 double stage::kernelSeconds(double contraction, double other, double bytes,
-                            double kernels, const DeviceProfile &d) {
-  double compute = contraction / (d.matmulFlops * d.matmulEfficiency) +
-                   other / d.vectorFlops;
+                            double kernels, const DeviceProfile &d,
+                            const MatmulShape &shape) {
+  double matrixRate = d.matmulFlops * d.matmulEfficiency *
+                      (contraction > 0 ? matmulTileEfficiency(shape, d) : 1);
+  double compute = contraction / matrixRate + other / d.vectorFlops;
   double memory = bytes / (d.memoryBytes * d.memoryEfficiency);
   return std::max(compute, memory) + kernels * d.kernelOverhead;
 }

@@ -37,6 +37,11 @@ struct DeviceProfile {
   double memoryCapacity = 0;
   /// Streaming multiprocessors or compute units (0: not given).
   int64_t multiprocessors = 0;
+  /// The output tile (rows x columns) a multiplication library computes
+  /// per multiprocessor at a time, for large bf16 products (0: not given,
+  /// no tile or wave quantization).
+  int64_t matmulTileRows = 0;
+  int64_t matmulTileColumns = 0;
   /// Efficiency terms, fractions of the peaks above, and the seconds each
   /// kernel adds.
   double matmulEfficiency = 1;

@@ -16,13 +16,32 @@
 
 namespace stage {
 
+/// The results of one launch of a matrix multiplication: `batch`
+/// independent products of `rows` x `columns` each. All 0: not a
+/// multiplication, or a kernel whose tiling the model does not know.
+struct MatmulShape {
+  double rows = 0, columns = 0, batch = 0;
+};
+
+/// The fraction of the matrix units a multiplication of `shape` keeps
+/// busy: its results over the results of the tiles that compute them,
+/// each side rounded up to whole tiles (tile quantization; a side shorter
+/// than the tile gets a tile cut to it) and the tiles to whole waves of one
+/// tile per multiprocessor (wave quantization; fewer tiles than a wave
+/// split their sums over the idle multiprocessors and lose only the
+/// padding), the profile's tile laid whichever way loses less. 1 for an
+/// unknown shape or a profile without a tile or multiprocessors.
+double matmulTileEfficiency(const MatmulShape &shape, const DeviceProfile &d);
+
 /// Seconds of `kernels` launches that do `contraction` FLOPs on the matrix
 /// units, `other` FLOPs on the vector units and move `bytes` to and from
 /// HBM, all together: the slower of compute (matrix work at the fraction
-/// of peak a large multiplication reaches) and memory (at the achieved
+/// of peak the best-shaped multiplication reaches, times the tile
+/// efficiency of the launches' `shape`) and memory (at the achieved
 /// bandwidth), plus each launch's overhead.
 double kernelSeconds(double contraction, double other, double bytes,
-                     double kernels, const DeviceProfile &d);
+                     double kernels, const DeviceProfile &d,
+                     const MatmulShape &shape = {});
 
 enum class CollectiveKind { AllReduce, AllGather, ReduceScatter, AllToAll, Send };
 

@@ -101,7 +101,16 @@ LogicalResult NodeEmitter::emitCompute(Operation *op, Cost cost) {
   // Consumers divide by these: never 0 (a 0 tensor_size stalls ASTRA-sim).
   n.flops = std::max<uint64_t>(*c + *o, 1);
   n.bytes = std::max<uint64_t>(*b, 1);
-  n.micros = micros(double(*c), double(*o), double(*b));
+  ::stage::MatmulShape shape;
+  if (std::optional<MatmulGrid> g = getMatmulGrid(op)) {
+    FailureOr<uint64_t> rows = eval(op, g->rows, "rows"),
+                        columns = eval(op, g->columns, "columns"),
+                        batch = eval(op, g->batch, "products");
+    if (failed(rows) || failed(columns) || failed(batch))
+      return failure();
+    shape = {double(*rows), double(*columns), double(*batch)};
+  }
+  n.micros = micros(double(*c), double(*o), double(*b), shape);
   n.deps = deps;
   n.dataDeps = uint32_t(deps.size());
   n.outBytes = resultBytes(op);
@@ -466,11 +475,12 @@ void NodeEmitter::restoreForWeightStep(ValueRange values) {
     }
 }
 
-uint64_t NodeEmitter::micros(double contraction, double other,
-                             double bytes) const {
+uint64_t NodeEmitter::micros(double contraction, double other, double bytes,
+                             const ::stage::MatmulShape &shape) const {
   if (!device)
     return 0;
-  double seconds = ::stage::kernelSeconds(contraction, other, bytes, 1, *device);
+  double seconds =
+      ::stage::kernelSeconds(contraction, other, bytes, 1, *device, shape);
   return std::max<uint64_t>(1, uint64_t(std::ceil(seconds * 1e6)));
 }
 

@@ -19,6 +19,7 @@
 #include "Stage/Analysis/BackwardSplit.h"
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageOps.h"
+#include "Stage/Support/TimeModel.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -174,7 +175,9 @@ private:
   FailureOr<uint32_t> addCoalesced(ArrayRef<Operation *> ops, Deps deps);
   void bindCoalesced(ArrayRef<Operation *> ops, uint32_t id);
   int groupOf(ArrayAttr axes);
-  uint64_t micros(double contraction, double other, double bytes) const;
+  /// A kernel's `duration_micros` on the device (0 without one).
+  uint64_t micros(double contraction, double other, double bytes,
+                  const ::stage::MatmulShape &shape = {}) const;
 
   Workload &w;
   const sym::Bindings *bindings;

@@ -36,6 +36,26 @@ Cost EinsumOp::getCost() {
   return c;
 }
 
+std::optional<MatmulGrid> mlir::stage::getMatmulGrid(Operation *op) {
+  auto einsum = dyn_cast<EinsumOp>(op);
+  if (!einsum || einsum.getInputs().size() != 2)
+    return std::nullopt;
+  SmallVector<std::string> inputs = einsum.getInputIndices();
+  std::string result = einsum.getResultIndices();
+  std::map<char, Expr> extents = einsum.getIndexExtents();
+  MatmulGrid g{Expr(1), Expr(1), Expr(1)};
+  for (char c : result) {
+    bool first = inputs[0].find(c) != std::string::npos;
+    bool second = inputs[1].find(c) != std::string::npos;
+    auto extent = extents.find(c);
+    if (!first && !second || extent == extents.end())
+      return std::nullopt; // a verified einsum has none
+    Expr &side = first && second ? g.batch : first ? g.rows : g.columns;
+    side = side * extent->second;
+  }
+  return g;
+}
+
 Cost EwiseOp::getCost() {
   int64_t perElement = getKind() == EwiseKind::generic
                            ? getFlopsPerElement().value_or(1)

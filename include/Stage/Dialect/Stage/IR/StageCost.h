@@ -5,6 +5,12 @@
 
 #include "Stage/Support/SymExpr.h"
 
+#include <optional>
+
+namespace mlir {
+class Operation;
+} // namespace mlir
+
 namespace mlir::stage {
 
 /// What one execution of an op costs. FLOPs are split by the unit that does
@@ -31,6 +37,17 @@ struct Cost {
             recomputedFlops * n};
   }
 };
+
+/// A contraction of two operands as the matrix product a library runs:
+/// `batch` independent products (the kept indices of both operands) of
+/// `rows` (the kept indices of the first only) by `columns` (of the second
+/// only) results each.
+struct MatmulGrid {
+  sym::Expr rows, columns, batch;
+};
+
+/// The grid of `op` when it is a two-operand einsum; none otherwise.
+std::optional<MatmulGrid> getMatmulGrid(Operation *op);
 
 } // namespace mlir::stage
 
