@@ -12,3 +12,8 @@ std::optional<DeviceModel> mlir::stage::getDevicePreset(llvm::StringRef name) {
 std::string mlir::stage::getDevicePresetNames() {
   return ::stage::getShippedProfileNames();
 }
+
+const DeviceModel &mlir::stage::getDefaultDevice() {
+  static const DeviceModel device = *getDevicePreset("h100");
+  return device;
+}

@@ -650,7 +650,8 @@ static bool peakOverMoments(const StageMoments &stage, const RankClass &cls,
 /// One function: each stage's states, kept activations, transients and
 /// peak are read in one walk of its chunks, in the schedule's order.
 FailureOr<std::vector<StageMemory>>
-mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
+mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b,
+                           const DeviceModel &d) {
   std::shared_ptr<const StepStructure> structure = getStepStructure(fn);
   const StepStructure &step = *structure;
   // The schedule, its orders and their moments, once needed.
@@ -729,7 +730,7 @@ mlir::stage::analyzeMemory(func::FuncOp fn, const sym::Bindings &b) {
     // what a walk of every step finds (deep pipelines run hundreds of
     // thousands).
     if (!shape) {
-      FailureOr<ScheduleShape> planned = getScheduleShape(fn, step, b);
+      FailureOr<ScheduleShape> planned = getScheduleShape(fn, step, b, d);
       if (failed(planned))
         return failure();
       shape = std::move(*planned);

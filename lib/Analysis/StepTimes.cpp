@@ -413,15 +413,15 @@ mlir::stage::getStepTimes(func::FuncOp fn, const StepStructure &s,
 
 static FailureOr<ScheduleShape> computeScheduleShape(func::FuncOp fn,
                                                      const StepStructure &s,
-                                                     const sym::Bindings &b) {
+                                                     const sym::Bindings &b,
+                                                     const DeviceModel &d) {
   ScheduleShape shape{s.kind, s.stages, s.virtualStages, 1};
   sym::Result<int64_t> M = s.microBatches.evaluate(b);
   if (!M)
     return fn.emitError("micro-batch count: ") << M.error();
   shape.microBatches = *M;
   if (s.kind == ScheduleKind::zb_v) {
-    FailureOr<std::vector<StepWeights>> times =
-        getStepTimes(fn, s, b, *getDevicePreset("h100"));
+    FailureOr<std::vector<StepWeights>> times = getStepTimes(fn, s, b, d);
     if (failed(times))
       return failure();
     shape.weights = std::move(*times);
@@ -431,10 +431,11 @@ static FailureOr<ScheduleShape> computeScheduleShape(func::FuncOp fn,
 
 FailureOr<ScheduleShape> mlir::stage::getScheduleShape(func::FuncOp fn,
                                                        const StepStructure &s,
-                                                       const sym::Bindings &b) {
+                                                       const sym::Bindings &b,
+                                                       const DeviceModel &d) {
   // A plan's memory and its report both ask.
   static const char tag = 0;
-  return memoizeEvaluated<ScheduleShape>(&tag, fn.getOperation(), "", b, [&] {
-    return computeScheduleShape(fn, s, b);
-  });
+  return memoizeEvaluated<ScheduleShape>(
+      &tag, fn.getOperation(), d.timingKey(), b,
+      [&] { return computeScheduleShape(fn, s, b, d); });
 }

@@ -48,7 +48,7 @@ std::optional<LayerProfile> mlir::stage::explore::getLayerProfile(
   auto it = b.find(layers);
   if (it == b.end() || it->second < 3)
     return std::nullopt;
-  FailureOr<std::vector<StageMemory>> memory = analyzeMemory(stack.step, b);
+  FailureOr<std::vector<StageMemory>> memory = analyzeMemory(stack.step, b, device);
   if (failed(memory) || memory->size() != 1 ||
       memory->front().chunks.size() != 1)
     return std::nullopt;

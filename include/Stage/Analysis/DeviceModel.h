@@ -24,6 +24,8 @@ using DeviceModel = ::stage::DeviceProfile;
 std::optional<DeviceModel> getDevicePreset(llvm::StringRef name);
 /// "a100-40gb, a100-80gb, b200, ...".
 std::string getDevicePresetNames();
+/// The profile a time is stated on when no device is named: h100.
+const DeviceModel &getDefaultDevice();
 
 } // namespace mlir::stage
 

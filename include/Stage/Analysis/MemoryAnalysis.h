@@ -16,6 +16,7 @@
 #ifndef STAGE_ANALYSIS_MEMORYANALYSIS_H
 #define STAGE_ANALYSIS_MEMORYANALYSIS_H
 
+#include "Stage/Analysis/DeviceModel.h"
 #include "Stage/Analysis/RankClasses.h"
 
 #include <memory>
@@ -79,10 +80,12 @@ struct StageMemory {
   sym::Rational prefillTransient, decodeTransient;
 };
 
-/// The memory of every rank class of `fn`; errors at `fn` when a size does
-/// not evaluate under `b`.
+/// The memory of every rank class of `fn` when its schedule runs on `d`
+/// (a zero-bubble schedule's order follows its steps' times); errors at
+/// `fn` when a size does not evaluate under `b`.
 FailureOr<std::vector<StageMemory>> analyzeMemory(func::FuncOp fn,
-                                                  const sym::Bindings &b);
+                                                  const sym::Bindings &b,
+                                                  const DeviceModel &d);
 
 } // namespace mlir::stage
 

@@ -45,14 +45,16 @@ FailureOr<std::vector<StepWeights>> getStepTimes(func::FuncOp fn,
                                                  const sym::Bindings &b,
                                                  const DeviceModel &d);
 
-/// The schedule `s` (`fn`'s structure) runs under `b`: its micro-batch
-/// count evaluated and, for a schedule planned from its steps' costs
-/// (zb-v), their H100 roofline times, so that the order depends on the
-/// program and not on the device a report is asked for. Kept for the last
-/// bindings while a SymbolicCache lives.
+/// The schedule `s` (`fn`'s structure) runs under `b` on `d`: its
+/// micro-batch count evaluated and, for a schedule planned from its steps'
+/// costs (zb-v), their times on `d`, the device whose time the schedule
+/// is stated in (its order, and so the memory it keeps, can differ from
+/// one device to another). Kept for the last bindings and device while a
+/// SymbolicCache lives.
 FailureOr<ScheduleShape> getScheduleShape(func::FuncOp fn,
                                           const StepStructure &s,
-                                          const sym::Bindings &b);
+                                          const sym::Bindings &b,
+                                          const DeviceModel &d);
 
 } // namespace mlir::stage
 

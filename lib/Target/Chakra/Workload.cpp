@@ -235,7 +235,11 @@ mlir::stage::chakra::buildWorkload(ModuleOp module, const sym::Bindings &b,
            << pp << " but the program has no stage.pipeline";
   // Without a pipeline, each micro-batch's forward is followed by its
   // backward: 1F1B on one stage.
-  FailureOr<ScheduleShape> shape = getScheduleShape(*fn, step, b);
+  // The schedule as the report states it: a zero-bubble order is planned
+  // on the device whose durations the traces carry (the default one
+  // without).
+  FailureOr<ScheduleShape> shape =
+      getScheduleShape(*fn, step, b, device ? *device : getDefaultDevice());
   if (failed(shape))
     return failure();
   if (std::string why = checkSchedule(*shape); !why.empty())

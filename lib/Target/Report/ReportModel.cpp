@@ -219,8 +219,8 @@ FailureOr<Report> mlir::stage::report::buildReport(ModuleOp module,
       if (!model->rows.empty())
         report.totals.push_back(std::move(*model));
     }
-    // Time estimates need a roofline: H100 unless the request names one.
-    DeviceModel device = request.device ? *request.device : *getDevicePreset("h100");
+    // Time estimates need a device: the default unless the request names one.
+    DeviceModel device = request.device ? *request.device : getDefaultDevice();
     report.roofline = device;
     if (failed(job.serving
                    ? buildServingReports(step, b, request.numbersOnly, device,

@@ -14,26 +14,29 @@ using namespace mlir::stage::report;
 
 namespace {
 
-/// Whether every rank class's peak fits `capacity` under `b` (silently
-/// false when a size does not evaluate).
-bool fits(func::FuncOp fn, const sym::Bindings &b, double capacity) {
+/// Whether every rank class's peak fits `device`'s memory under `b`
+/// (silently false when a size does not evaluate).
+bool fits(func::FuncOp fn, const sym::Bindings &b, const DeviceModel &device) {
   ScopedDiagnosticHandler quiet(fn.getContext(),
                                 [](Diagnostic &) { return success(); });
-  FailureOr<std::vector<StageMemory>> m = analyzeMemory(fn, b);
+  FailureOr<std::vector<StageMemory>> m = analyzeMemory(fn, b, device);
   if (failed(m))
     return false;
   return llvm::all_of(
-      *m, [&](const StageMemory &s) { return s.peak.toDouble() <= capacity; });
+      *m, [&](const StageMemory &s) {
+        return s.peak.toDouble() <= device.memoryCapacity;
+      });
 }
 
 /// The largest multiple of `unit` for `symbol` (at most 2^40) whose run
 /// fits; 0 if none does. Memory grows with the batch and the context.
 int64_t largestFitting(func::FuncOp fn, const sym::Bindings &b,
-                       StringRef symbol, int64_t unit, double capacity) {
+                       StringRef symbol, int64_t unit,
+                       const DeviceModel &device) {
   auto ok = [&](int64_t k) {
     sym::Bindings probe = b;
     probe[symbol.str()] = k * unit;
-    return fits(fn, probe, capacity);
+    return fits(fn, probe, device);
   };
   if (!ok(1))
     return 0;
@@ -95,7 +98,7 @@ LogicalResult mlir::stage::report::buildServingReports(
     const DeviceModel &device, Report &report) {
   std::shared_ptr<const StepStructure> structure = getStepStructure(fn);
   const StepStructure &step = *structure;
-  FailureOr<std::vector<StageMemory>> memory = analyzeMemory(fn, b);
+  FailureOr<std::vector<StageMemory>> memory = analyzeMemory(fn, b, device);
   if (failed(memory))
     return failure();
   const JobReport &job = *report.job;
@@ -123,10 +126,10 @@ LogicalResult mlir::stage::report::buildServingReports(
   // that fit take dozens of memory walks.)
   int64_t maxBatch = numbersOnly ? 0
                                  : largestFitting(fn, b, "B", batchUnit,
-                                                  device.memoryCapacity);
+                                                  device);
   int64_t maxPrompt = numbersOnly ? 0
                                   : largestFitting(fn, b, "S", job.degree("cp"),
-                                                   device.memoryCapacity);
+                                                   device);
 
   PhaseCosts jobCosts;
   std::vector<double> prefillGroup, decodeGroupStep;

@@ -171,7 +171,7 @@ LogicalResult mlir::stage::report::buildStageReports(
     const ReportRequest &request, Report &report) {
   std::shared_ptr<const StepStructure> structure = getStepStructure(fn);
   const StepStructure &step = *structure;
-  FailureOr<std::vector<StageMemory>> memory = analyzeMemory(fn, b);
+  FailureOr<std::vector<StageMemory>> memory = analyzeMemory(fn, b, device);
   if (failed(memory))
     return failure();
   bool numbersOnly = request.numbersOnly;
@@ -299,7 +299,7 @@ LogicalResult mlir::stage::report::buildStageReports(
   // The pipeline: every stage runs its schedule with its own chunks' step
   // times; the slowest optimizer phase follows. A schedule that splits the
   // backward splits each chunk's as its ops do (BackwardSplit.h).
-  FailureOr<ScheduleShape> shape = getScheduleShape(fn, step, b);
+  FailureOr<ScheduleShape> shape = getScheduleShape(fn, step, b, device);
   if (failed(shape))
     return failure();
   bool split = splitsBackward(step.kind);
