@@ -48,8 +48,9 @@ static std::string projectionName(const ModelConfig &c, StringRef part) {
 static Value projectHeads(LayerScope &scope, const ModelConfig &c, Value x,
                           Value w, StringRef part, const Expr &heads) {
   Value y = scope.body().einsum("bsd,dhk->bshk", {x, w});
-  return addBias(scope, y, projectionName(c, part) + ".bias", {heads, S("Dh")},
-                 "attention", c.qkvBias);
+  y = addBias(scope, y, projectionName(c, part) + ".bias", {heads, S("Dh")},
+              "attention", c.qkvBias);
+  return c.clipQKV ? scope.body().generic({y}, 2) : y;
 }
 
 /// Qwen3's and Gemma-3's per-head norm (a weight of Dh) or OLMo-2's norm
@@ -59,10 +60,11 @@ static Value projectHeads(LayerScope &scope, const ModelConfig &c, Value x,
 static Value normHeads(LayerScope &scope, const ModelConfig &c, Value v,
                        StringRef name, const Expr &heads) {
   GraphBuilder &g = scope.body();
+  NormKind kind = c.norm == NormStyle::RMS ? NormKind::rms : NormKind::layer;
   if (c.qkNorm == QKNorm::PerHead)
-    return g.norm(NormKind::rms, v, scope.weight(name, {S("Dh")}, "attention"));
+    return g.norm(kind, v, scope.weight(name, {S("Dh")}, "attention"));
   Value w = scope.weight(name, {heads, S("Dh")}, "attention");
-  return g.ewise(EwiseKind::mul, {g.norm(NormKind::rms, v), w});
+  return g.ewise(EwiseKind::mul, {g.norm(kind, v), w});
 }
 
 /// Multi-head and grouped-query attention: q, k, v projections with
@@ -91,8 +93,18 @@ static FailureOr<Value> buildGroupedAttention(LayerScope &scope,
     k = normHeads(scope, c, k, "self_attn.k_norm", KV);
   }
   if (c.rotary && !c.learnedPositions) {
-    q = g.rope(q);
-    k = g.rope(k);
+    // Partial rotary: the first Dr channels of each head rotate, the rest
+    // pass through, and the two are joined again.
+    auto rotate = [&](Value t) {
+      if (!c.rotaryDim || c.rotaryDim >= c.headDim)
+        return g.rope(t);
+      Expr Dr = S("Dr");
+      return g.concat({g.rope(g.slice(t, 3, Expr(0), Dr)),
+                       g.slice(t, 3, Dr, Dh - Dr)},
+                      3);
+    };
+    q = rotate(q);
+    k = rotate(k);
   }
   Value o;
   if (opts.attention == AttentionImpl::Unfused) {

@@ -41,11 +41,12 @@ static Value buildMamba1(LayerScope &scope, const ModelConfig &c, Value h) {
   Value b = project("mixer.x_proj[B]", x, "bse,en->bsn", Di, N, false);
   Value cc = project("mixer.x_proj[C]", x, "bse,en->bsn", Di, N, false);
   if (m.innerNorms) {
-    dt = g.norm(NormKind::rms, dt,
-                scope.weight("mixer.dt_layernorm", {R}, "ssm"));
-    b = g.norm(NormKind::rms, b, scope.weight("mixer.b_layernorm", {N}, "ssm"));
-    cc = g.norm(NormKind::rms, cc,
-                scope.weight("mixer.c_layernorm", {N}, "ssm"));
+    auto weight = [&](StringRef name, const Expr &n) {
+      return m.innerNormWeights ? scope.weight(name, {n}, "ssm") : Value();
+    };
+    dt = g.norm(NormKind::rms, dt, weight("mixer.dt_layernorm", R));
+    b = g.norm(NormKind::rms, b, weight("mixer.b_layernorm", N));
+    cc = g.norm(NormKind::rms, cc, weight("mixer.c_layernorm", N));
   }
   dt = project("mixer.dt_proj", dt, "bsr,re->bse", R, Di, true);
   dt = g.generic({dt}, kSoftplusFlops);

@@ -28,6 +28,8 @@ static sym::Bindings getBindings(const ModelConfig &c, const BuildOptions &o,
       b["Qr"] = *c.latent.qLoraRank;
   } else {
     b["Dh"] = c.headDim;
+    if (c.rotary && c.rotaryDim && c.rotaryDim < c.headDim)
+      b["Dr"] = c.rotaryDim;
     if (!(c.kvHeads == c.heads && c.learnedPositions))
       b["KV"] = c.kvHeads;
   }
@@ -42,6 +44,7 @@ static sym::Bindings getBindings(const ModelConfig &c, const BuildOptions &o,
     b.erase("H");
     b.erase("Dh");
     b.erase("KV");
+    b.erase("Dr");
   }
   if (c.ssm) {
     const SSMConfig &m = *c.ssm;
@@ -252,6 +255,8 @@ OwningOpRef<ModuleOp> mlir::stage::buildTransformer(MLIRContext *ctx,
     Value head = g.param("lm_head", {D, V}, act, "embedding");
     logits = g.einsum("bsd,dv->bsv", {x, head});
   }
+  if (c.scaleLogits) // times logit_scale
+    logits = g.generic({logits}, 1);
   if (c.logitSoftcap) // cap * tanh(logits / cap)
     logits = g.generic({logits}, 3);
   Value loss = g.crossEntropy(logits, labels, f32);

@@ -44,7 +44,7 @@ enum class NormPlacement {
 enum class QKNorm {
   None,
   PerHead,  // over each head's Dh channels, one weight of Dh (Qwen3, Gemma-3)
-  AllHeads, // over all H*Dh (KV*Dh) channels of a token (OLMo-2)
+  AllHeads, // a weight of H*Dh (KV*Dh) channels (OLMo-2, Command-R+)
 };
 
 enum class RouterScoring { Softmax, Sigmoid };
@@ -84,6 +84,7 @@ struct SSMConfig {
   int64_t chunk = 256;    // Q: Mamba-2's SSD chunk
   bool convBias = true, projBias = false;
   bool innerNorms = false; // Jamba: RMS norms of dt, B and C
+  bool innerNormWeights = true; // false: Falcon-Mamba's, without weights
 };
 
 struct LatentAttentionConfig {
@@ -124,7 +125,13 @@ struct ModelConfig {
   bool tiedEmbeddings = false;
   bool learnedPositions = false; // GPT: a position table added to tokens
   bool rotary = true;            // RoPE on q and k (Jamba's attention has none)
+  /// The channels of a head RoPE rotates (0: all Dh); the rest pass
+  /// through (GPT-NeoX's rotary_pct, partial_rotary_factor).
+  int64_t rotaryDim = 0;
   bool qkvBias = false;
+  /// q, k and v clamped to [-clip, clip] after their projections (OLMoE's
+  /// and DBRX's clip_qkv): a min and a max per element.
+  bool clipQKV = false;
   bool outputBias = false;
   bool mlpBias = false;
   bool normBias = false; // LayerNorm with a bias
@@ -144,6 +151,7 @@ struct ModelConfig {
   /// Gemma-2's tanh soft-capping of attention scores and final logits.
   std::optional<double> attentionSoftcap, logitSoftcap;
   bool scaleEmbeddings = false; // Gemma: embeddings times sqrt(D)
+  bool scaleLogits = false;     // Command-R: logits times logit_scale
   AttentionKind attention = AttentionKind::Grouped;
   LatentAttentionConfig latent;
   /// Dropout probabilities (GPT-2's embd_pdrop, attn_pdrop, resid_pdrop;

@@ -38,6 +38,21 @@ int64_t ConfigReader::integer(StringRef key) {
   return checkedInteger(key, *v, 1);
 }
 
+int64_t ConfigReader::layerCount(StringRef key) {
+  int64_t layers = integer(key);
+  // The importer lists each layer's kind to find the model's repeated
+  // layers: a count far beyond any model's would take its time and memory.
+  if (!failed && layers > maxLayers) {
+    error() << "the config has " << layers
+            << " layers, more than the importer's limit of " << maxLayers
+            << " (--max-layers; it lists each layer's kind); the layer count "
+               "stays symbolic (L) after import: import fewer and bind L with "
+               "--bind=L=N";
+    return 0;
+  }
+  return layers;
+}
+
 std::optional<int64_t> ConfigReader::optionalInteger(StringRef key) {
   if (failed || !has(key))
     return std::nullopt;

@@ -8,6 +8,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
 
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -18,10 +19,13 @@ namespace mlir::stage {
 /// fields that would change the model's shape: `unreadFields`).
 class ConfigReader {
 public:
-  ConfigReader(const llvm::json::Object &obj, Location loc)
-      : obj(obj), loc(loc) {}
+  ConfigReader(const llvm::json::Object &obj, Location loc,
+               int64_t maxLayers = std::numeric_limits<int64_t>::max())
+      : obj(obj), loc(loc), maxLayers(maxLayers) {}
 
   bool ok() const { return !failed; }
+  /// Where the config's diagnostics point.
+  Location location() const { return loc; }
   InFlightDiagnostic error() {
     failed = true;
     return emitError(loc);
@@ -37,6 +41,9 @@ public:
 
   /// A required positive integer.
   int64_t integer(StringRef key);
+  /// The model's layer count (a required positive integer), refused above
+  /// the importer's limit before any reader lists the layers.
+  int64_t layerCount(StringRef key);
   /// A positive integer that may be absent or null.
   std::optional<int64_t> optionalInteger(StringRef key);
   int64_t integerOr(StringRef key, int64_t def) {
@@ -81,6 +88,7 @@ private:
 
   const llvm::json::Object &obj;
   Location loc;
+  int64_t maxLayers;
   bool failed = false;
   llvm::StringSet<> seen;
 };

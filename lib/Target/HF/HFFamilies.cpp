@@ -115,7 +115,7 @@ static bool readLayerTypes(ConfigReader &r, ModelConfig &c) {
 static void readSizes(ConfigReader &r, ModelConfig &c,
                       int64_t defaultPositions) {
   c.hidden = r.integer("hidden_size");
-  c.layers = r.integer("num_hidden_layers");
+  c.layers = r.layerCount("num_hidden_layers");
   c.heads = r.integer("num_attention_heads");
   c.kvHeads = r.integerOr("num_key_value_heads", c.heads);
   c.ffn = r.integer("intermediate_size");
@@ -125,9 +125,10 @@ static void readSizes(ConfigReader &r, ModelConfig &c,
 
 /// The fields of Llama-style decoders (Llama, Mistral, Qwen, Phi-3, OLMo-2,
 /// Gemma): sizes, heads, biases, dropout.
-static void readDecoder(ConfigReader &r, ModelConfig &c, bool qkvBias) {
+static void readDecoder(ConfigReader &r, ModelConfig &c, bool qkvBias,
+                        bool tiedByDefault = false) {
   readSizes(r, c, 4096);
-  c.tiedEmbeddings = r.boolean("tie_word_embeddings", false);
+  c.tiedEmbeddings = r.boolean("tie_word_embeddings", tiedByDefault);
   bool attentionBias = r.boolean("attention_bias", false);
   c.qkvBias = qkvBias || attentionBias;
   c.outputBias = attentionBias;
@@ -181,6 +182,113 @@ static void readOlmo2(ConfigReader &r, ModelConfig &c) {
   readDecoder(r, c, false);
   c.normPlacement = NormPlacement::Post;
   c.qkNorm = QKNorm::AllHeads;
+}
+
+/// The channels of a head RoPE rotates, from the fraction `key` gives
+/// (transformers: int(head_dim x fraction)); 0 when all do.
+static void readRotaryFraction(ConfigReader &r, ModelConfig &c, StringRef key,
+                               double def) {
+  std::optional<double> f = r.has(key) ? r.positiveNumber(key) : def;
+  if (!r.ok() || !f)
+    return;
+  if (*f > 1) {
+    r.error() << "field '" << key << "' must be at most 1, got " << *f;
+    return;
+  }
+  int64_t rotated = int64_t(double(c.headDim) * *f);
+  if (rotated < 2 || rotated % 2) {
+    r.error() << "field '" << key << "' rotates " << rotated << " of the "
+              << c.headDim << " channels of a head; RoPE needs an even "
+                              "count of at least 2";
+    return;
+  }
+  c.rotaryDim = rotated < c.headDim ? rotated : 0;
+}
+
+/// GPT-NeoX (Pythia, GPT-NeoX-20B): fused query_key_value with biases,
+/// LayerNorms with biases, a GeLU MLP with biases, RoPE on rotary_pct of
+/// each head, and by default parallel attention and MLP blocks, each with
+/// its own norm of the same input (use_parallel_residual).
+static void readGPTNeoX(ConfigReader &r, ModelConfig &c) {
+  readSizes(r, c, 2048);
+  c.tiedEmbeddings = r.boolean("tie_word_embeddings", false);
+  c.qkvBias = c.outputBias = r.boolean("attention_bias", true);
+  c.mlpBias = true;
+  bool parallel = r.boolean("use_parallel_residual", true);
+  c.attentionDropout = r.probability("attention_dropout");
+  c.residualDropout = r.probability("hidden_dropout");
+  r.understood({"rotary_emb_base", "classifier_dropout"});
+  readActivation(r, c, "hidden_act", "gelu");
+  if (!r.ok())
+    return;
+  r.requireDivides("num_attention_heads", c.heads, "hidden_size", c.hidden);
+  r.requireDivides("num_key_value_heads", c.kvHeads, "num_attention_heads",
+                   c.heads);
+  if (!r.ok())
+    return;
+  c.headDim = c.hidden / c.heads;
+  readRotaryFraction(r, c,
+                     r.has("rotary_pct") ? "rotary_pct"
+                                         : "partial_rotary_factor",
+                     0.25);
+  c.norm = NormStyle::Layer;
+  c.normBias = true;
+  c.gatedMlp = false;
+  c.fusedQKV = true;
+  c.normPlacement = parallel ? NormPlacement::Parallel : NormPlacement::Pre;
+  c.parallelNorms = parallel ? 2 : 1;
+}
+
+/// Command-R (Cohere): a Llama-style SwiGLU decoder whose attention and
+/// MLP read one LayerNorm (weight, no bias) of the same input in parallel,
+/// tied embeddings, logits times logit_scale, optionally per-head LayerNorms
+/// of q and k (use_qk_norm, Command-R+).
+static void readCohere(ConfigReader &r, ModelConfig &c) {
+  readDecoder(r, c, false, /*tiedByDefault=*/true);
+  bool qkNorm = r.boolean("use_qk_norm", false);
+  std::optional<double> scale =
+      r.has("logit_scale") ? r.positiveNumber("logit_scale") : 0.0625;
+  if (!r.ok())
+    return;
+  c.norm = NormStyle::Layer;
+  c.normBias = false;
+  c.normPlacement = NormPlacement::Parallel;
+  c.parallelNorms = 1;
+  c.scaleLogits = scale && *scale != 1;
+  if (qkNorm)
+    c.qkNorm = QKNorm::AllHeads;
+}
+
+/// StarCoder2: grouped-query attention and a GeLU MLP (c_fc, c_proj), all
+/// with biases (use_bias), LayerNorms with biases, sliding-window attention.
+static void readStarcoder2(ConfigReader &r, ModelConfig &c) {
+  readSizes(r, c, 4096);
+  c.tiedEmbeddings = r.boolean("tie_word_embeddings", true);
+  c.qkvBias = c.outputBias = c.mlpBias = r.boolean("use_bias", true);
+  c.attentionDropout = r.probability("attention_dropout");
+  c.residualDropout = r.probability("residual_dropout");
+  c.embeddingDropout = r.probability("embedding_dropout");
+  r.understood({"norm_epsilon"});
+  // The original configs name the only kinds transformers builds.
+  std::string mlp = r.string("mlp_type", "default");
+  std::string norm = r.string("norm_type", "layer_norm");
+  if (r.ok() && mlp != "default")
+    r.error() << "field 'mlp_type' is '" << mlp
+              << "'; StarCoder2's MLP is 'default' (c_fc, c_proj)";
+  if (r.ok() && norm != "layer_norm")
+    r.error() << "field 'norm_type' is '" << norm
+              << "'; StarCoder2's norms are 'layer_norm'";
+  readActivation(r, c, "hidden_act", "gelu_pytorch_tanh");
+  readSlidingWindow(r, c);
+  if (!r.ok())
+    return;
+  r.requireDivides("num_attention_heads", c.heads, "hidden_size", c.hidden);
+  r.requireDivides("num_key_value_heads", c.kvHeads, "num_attention_heads",
+                   c.heads);
+  c.headDim = c.hidden / c.heads;
+  c.norm = NormStyle::Layer;
+  c.normBias = true;
+  c.gatedMlp = false;
 }
 
 /// Gemma, Gemma-2 and Gemma-3's text model: GeGLU, tied and scaled
@@ -243,7 +351,7 @@ static void readGemma3(ConfigReader &r, ModelConfig &c) {
 static void readFalcon(ConfigReader &r, ModelConfig &c) {
   c.hidden = r.integer("hidden_size");
   c.layers =
-      r.has("n_layer") ? r.integer("n_layer") : r.integer("num_hidden_layers");
+      r.layerCount(r.has("n_layer") ? "n_layer" : "num_hidden_layers");
   c.heads =
       r.has("n_head") ? r.integer("n_head") : r.integer("num_attention_heads");
   c.vocab = r.integer("vocab_size");
@@ -289,7 +397,7 @@ static void readFalcon(ConfigReader &r, ModelConfig &c) {
 
 static void readGPT2(ConfigReader &r, ModelConfig &c) {
   c.hidden = r.integer("n_embd");
-  c.layers = r.integer("n_layer");
+  c.layers = r.layerCount("n_layer");
   c.heads = r.integer("n_head");
   c.vocab = r.integer("vocab_size");
   c.maxPositions =
@@ -365,6 +473,25 @@ static void readQwenMoE(ConfigReader &r, ModelConfig &c, bool sharedExpert) {
   c.moe = m;
 }
 
+/// OLMoE: Llama's pre-norm layer with q and k RMS-normed over all heads
+/// (q_norm of hidden_size, k_norm of the kv heads' channels) and
+/// num_experts SwiGLU experts of intermediate_size in every layer behind a
+/// top-k softmax router; clip_qkv clamps q, k and v.
+static void readOlmoe(ConfigReader &r, ModelConfig &c) {
+  readDecoder(r, c, false);
+  c.qkNorm = QKNorm::AllHeads;
+  std::optional<double> clip = r.positiveNumber("clip_qkv");
+  c.clipQKV = clip.has_value();
+  MoEConfig m;
+  m.experts = r.integer("num_experts");
+  m.topK = r.integer("num_experts_per_tok");
+  m.expertFfn = c.ffn;
+  // Renormalizing the top-k weights costs 2 K per token: not counted.
+  r.boolean("norm_topk_prob", false);
+  requireTopK(r, m, "num_experts");
+  c.moe = m;
+}
+
 static void readQwen2MoE(ConfigReader &r, ModelConfig &c) {
   readQwen2(r, c);
   readQwenMoE(r, c, /*sharedExpert=*/true);
@@ -377,12 +504,20 @@ static void readQwen3MoE(ConfigReader &r, ModelConfig &c) {
 
 static void readDeepSeek(ConfigReader &r, ModelConfig &c, bool v3) {
   c.hidden = r.integer("hidden_size");
-  c.layers = r.integer("num_hidden_layers");
+  c.layers = r.layerCount("num_hidden_layers");
   c.heads = r.integer("num_attention_heads");
   c.ffn = r.integer("intermediate_size");
   c.vocab = r.integer("vocab_size");
   c.maxPositions = r.integerOr("max_position_embeddings", 4096);
   c.tiedEmbeddings = r.boolean("tie_word_embeddings", false);
+  // DeepSeek-V3's multi-token-prediction module: a training-time extra
+  // its published total (671B) leaves out, as the importer does.
+  if (int64_t mtp = r.countOr("num_nextn_predict_layers", 0); mtp > 0)
+    emitWarning(r.location())
+        << "the " << mtp
+        << " multi-token-prediction layer(s) (num_nextn_predict_layers) are "
+           "not built: the model is the main one, as its published total "
+           "counts it";
   c.attention = AttentionKind::Latent;
   c.latent.qLoraRank = r.optionalInteger("q_lora_rank");
   c.latent.kvLoraRank = r.integer("kv_lora_rank");
@@ -440,7 +575,7 @@ static int64_t readDtRank(ConfigReader &r, StringRef key, int64_t hidden) {
 /// What Mamba and Mamba-2 configs share: sizes, the convolution, biases.
 static SSMConfig readSSMCommon(ConfigReader &r, ModelConfig &c) {
   c.hidden = r.integer("hidden_size");
-  c.layers = r.integer("num_hidden_layers");
+  c.layers = r.layerCount("num_hidden_layers");
   c.vocab = r.integer("vocab_size");
   c.maxPositions = r.integerOr("max_position_embeddings", 1 << 20);
   c.norm = NormStyle::RMS;
@@ -472,6 +607,17 @@ static void readMamba(ConfigReader &r, ModelConfig &c) {
   m.version = 1;
   m.dtRank = readDtRank(r, "time_step_rank", c.hidden);
   c.ssm = m;
+}
+
+/// Falcon-Mamba: Mamba with RMS norms of dt, B and C that have no weights
+/// (mixer_rms_eps is their epsilon).
+static void readFalconMamba(ConfigReader &r, ModelConfig &c) {
+  readMamba(r, c);
+  r.understood({"mixer_rms_eps"});
+  if (!r.ok())
+    return;
+  c.ssm->innerNorms = true;
+  c.ssm->innerNormWeights = false;
 }
 
 static void readMamba2(ConfigReader &r, ModelConfig &c) {
@@ -608,11 +754,16 @@ static const HFFamily kFamilies[] = {
     {"Gemma2ForCausalLM", "gemma2", readGemma2},
     {"Gemma3ForCausalLM", "gemma3_text", readGemma3},
     {"FalconForCausalLM", "falcon", readFalcon},
+    {"GPTNeoXForCausalLM", "gpt_neox", readGPTNeoX},
+    {"CohereForCausalLM", "cohere", readCohere},
+    {"Starcoder2ForCausalLM", "starcoder2", readStarcoder2},
     {"GPT2LMHeadModel", "gpt2", readGPT2},
     {"MixtralForCausalLM", "mixtral", readMixtral},
     {"Qwen2MoeForCausalLM", "qwen2_moe", readQwen2MoE},
     {"Qwen3MoeForCausalLM", "qwen3_moe", readQwen3MoE},
+    {"OlmoeForCausalLM", "olmoe", readOlmoe},
     {"MambaForCausalLM", "mamba", readMamba},
+    {"FalconMambaForCausalLM", "falcon_mamba", readFalconMamba},
     {"Mamba2ForCausalLM", "mamba2", readMamba2},
     {"JambaForCausalLM", "jamba", readJamba},
     {"NemotronHForCausalLM", "nemotron_h", readNemotronH},

@@ -60,6 +60,13 @@ struct ImportOptions {
       llvm::cl::desc("--import-hf-config: refuse a config of more layers "
                      "(the importer lists each layer's kind)"),
       llvm::cl::init(kDefaultMaxImportedLayers)};
+  llvm::cl::opt<bool> allowUnreadFields{
+      "allow-unread-fields",
+      llvm::cl::desc("--import-hf-config: build the model without the "
+                     "config's fields that may size something and that its "
+                     "family's importer does not read (a warning each; "
+                     "without it, an error)"),
+      llvm::cl::init(false)};
   llvm::cl::opt<bool> dropout{
       "dropout",
       llvm::cl::desc("--import-hf-config: the config's dropout ops "
@@ -80,7 +87,7 @@ static OwningOpRef<Operation *> importConfig(llvm::SourceMgr &sourceMgr,
   Location loc = FileLineColLoc::get(ctx, buf->getBufferIdentifier(), 1, 1);
   const ImportOptions &o = importOptions();
   FailureOr<ModelConfig> config =
-      parseHFConfig(buf->getBuffer(), loc, o.maxLayers);
+      parseHFConfig(buf->getBuffer(), loc, o.maxLayers, o.allowUnreadFields);
   if (failed(config))
     return {};
   BuildOptions build;

@@ -16,10 +16,12 @@ constexpr int64_t kDefaultMaxImportedLayers = int64_t(1) << 20;
 
 /// Reads a HuggingFace `config.json` of a supported family, of at most
 /// `maxLayers` layers. Errors name the offending field and are emitted at
-/// `loc`.
+/// `loc`. A field the family does not read whose name says it sizes
+/// something is an error, or a warning with `allowUnreadFields`.
 FailureOr<ModelConfig>
 parseHFConfig(StringRef json, Location loc,
-              int64_t maxLayers = kDefaultMaxImportedLayers);
+              int64_t maxLayers = kDefaultMaxImportedLayers,
+              bool allowUnreadFields = false);
 
 /// Registers `--import-hf-config`.
 void registerHFImportTranslation();
