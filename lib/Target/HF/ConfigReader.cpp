@@ -28,11 +28,11 @@ void ConfigReader::understood(std::initializer_list<StringRef> keys) {
 }
 
 int64_t ConfigReader::integer(StringRef key) {
-  if (failed)
+  if (*failed)
     return 0;
   const llvm::json::Value *v = get(key);
   if (!v) {
-    error() << "missing field '" << key << "'";
+    error() << "missing field '" << field(key) << "'";
     return 0;
   }
   return checkedInteger(key, *v, 1);
@@ -42,7 +42,7 @@ int64_t ConfigReader::layerCount(StringRef key) {
   int64_t layers = integer(key);
   // The importer lists each layer's kind to find the model's repeated
   // layers: a count far beyond any model's would take its time and memory.
-  if (!failed && layers > maxLayers) {
+  if (!*failed && layers > maxLayers) {
     error() << "the config has " << layers
             << " layers, more than the importer's limit of " << maxLayers
             << " (--max-layers; it lists each layer's kind); the layer count "
@@ -54,30 +54,30 @@ int64_t ConfigReader::layerCount(StringRef key) {
 }
 
 std::optional<int64_t> ConfigReader::optionalInteger(StringRef key) {
-  if (failed || !has(key))
+  if (*failed || !has(key))
     return std::nullopt;
   return checkedInteger(key, *get(key), 1);
 }
 
 int64_t ConfigReader::countOr(StringRef key, int64_t def) {
-  if (failed || !has(key))
+  if (*failed || !has(key))
     return def;
   return checkedInteger(key, *get(key), 0);
 }
 
 std::vector<int64_t> ConfigReader::integerList(StringRef key) {
   std::vector<int64_t> out;
-  if (failed || !has(key))
+  if (*failed || !has(key))
     return out;
   const llvm::json::Array *a = get(key)->getAsArray();
   if (!a) {
-    error() << "field '" << key << "' must be a list of integers, got "
+    error() << "field '" << field(key) << "' must be a list of integers, got "
             << describe(*get(key));
     return out;
   }
   for (const llvm::json::Value &v : *a) {
     out.push_back(checkedInteger(key, v, 0));
-    if (failed)
+    if (*failed)
       break;
   }
   return out;
@@ -85,14 +85,14 @@ std::vector<int64_t> ConfigReader::integerList(StringRef key) {
 
 std::vector<std::string> ConfigReader::stringList(StringRef key) {
   std::vector<std::string> out;
-  if (failed || !has(key))
+  if (*failed || !has(key))
     return out;
   const llvm::json::Array *a = get(key)->getAsArray();
   for (size_t i = 0; a && i < a->size(); ++i)
     if (std::optional<StringRef> s = (*a)[i].getAsString())
       out.push_back(s->str());
   if (!a || out.size() != a->size()) {
-    error() << "field '" << key << "' must be a list of strings, got "
+    error() << "field '" << field(key) << "' must be a list of strings, got "
             << describe(*get(key));
     out.clear();
   }
@@ -100,11 +100,11 @@ std::vector<std::string> ConfigReader::stringList(StringRef key) {
 }
 
 bool ConfigReader::boolean(StringRef key, bool def) {
-  if (failed || !has(key))
+  if (*failed || !has(key))
     return def;
   std::optional<bool> b = get(key)->getAsBoolean();
   if (!b) {
-    error() << "field '" << key << "' must be true or false, got "
+    error() << "field '" << field(key) << "' must be true or false, got "
             << describe(*get(key));
     return def;
   }
@@ -112,11 +112,11 @@ bool ConfigReader::boolean(StringRef key, bool def) {
 }
 
 std::string ConfigReader::string(StringRef key, StringRef def) {
-  if (failed || !has(key))
+  if (*failed || !has(key))
     return def.str();
   std::optional<StringRef> s = get(key)->getAsString();
   if (!s) {
-    error() << "field '" << key << "' must be a string, got "
+    error() << "field '" << field(key) << "' must be a string, got "
             << describe(*get(key));
     return def.str();
   }
@@ -124,11 +124,11 @@ std::string ConfigReader::string(StringRef key, StringRef def) {
 }
 
 double ConfigReader::probability(StringRef key) {
-  if (failed || !has(key))
+  if (*failed || !has(key))
     return 0;
   std::optional<double> p = get(key)->getAsNumber();
   if (!p || *p < 0 || *p >= 1) {
-    error() << "field '" << key << "' must be a probability in [0, 1), got "
+    error() << "field '" << field(key) << "' must be a probability in [0, 1), got "
             << describe(*get(key));
     return 0;
   }
@@ -136,11 +136,11 @@ double ConfigReader::probability(StringRef key) {
 }
 
 std::optional<double> ConfigReader::positiveNumber(StringRef key) {
-  if (failed || !has(key))
+  if (*failed || !has(key))
     return std::nullopt;
   std::optional<double> p = get(key)->getAsNumber();
   if (!p || !(*p > 0)) {
-    error() << "field '" << key << "' must be a positive number, got "
+    error() << "field '" << field(key) << "' must be a positive number, got "
             << describe(*get(key));
     return std::nullopt;
   }
@@ -149,7 +149,7 @@ std::optional<double> ConfigReader::positiveNumber(StringRef key) {
 
 void ConfigReader::requireDivides(StringRef divisorKey, int64_t divisor,
                                   StringRef dividendKey, int64_t dividend) {
-  if (!failed && divisor > 0 && dividend % divisor != 0)
+  if (!*failed && divisor > 0 && dividend % divisor != 0)
     error() << divisorKey << " (" << divisor << ") does not divide "
             << dividendKey << " (" << dividend << ")";
 }
@@ -158,9 +158,32 @@ std::vector<std::string> ConfigReader::unreadFields() const {
   std::vector<std::string> out;
   for (const auto &kv : obj)
     if (!seen.contains(kv.first.str()))
-      out.push_back(kv.first.str());
+      out.push_back(field(kv.first.str()));
+  for (const auto &child : sections) {
+    std::vector<std::string> inner = child->unreadFields();
+    out.insert(out.end(), inner.begin(), inner.end());
+  }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+ConfigReader &ConfigReader::section(StringRef key) {
+  static const llvm::json::Object kEmpty;
+  const llvm::json::Object *inner = &kEmpty;
+  if (has(key)) {
+    inner = get(key)->getAsObject();
+    if (!inner) {
+      error() << "field '" << field(key) << "' must be an object, got "
+              << describe(*get(key));
+      inner = &kEmpty;
+    }
+  }
+  sections.push_back(std::unique_ptr<ConfigReader>(
+      new ConfigReader(*inner, loc, maxLayers)));
+  ConfigReader &child = *sections.back();
+  child.prefix = field(key) + ".";
+  child.failed = failed;
+  return child;
 }
 
 int64_t ConfigReader::product(StringRef what, int64_t a, int64_t b) {
@@ -183,11 +206,11 @@ int64_t ConfigReader::checkedInteger(StringRef key, const llvm::json::Value &v,
                                      int64_t minimum) {
   std::optional<int64_t> i = v.getAsInteger();
   if (!i) {
-    error() << "field '" << key << "' must be an integer, got " << describe(v);
+    error() << "field '" << field(key) << "' must be an integer, got " << describe(v);
     return 0;
   }
   if (*i < minimum) {
-    error() << "field '" << key << "' must be "
+    error() << "field '" << field(key) << "' must be "
             << (minimum > 0 ? "positive" : "non-negative") << ", got " << *i;
     return 0;
   }

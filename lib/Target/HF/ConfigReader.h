@@ -9,6 +9,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -23,11 +24,11 @@ public:
                int64_t maxLayers = std::numeric_limits<int64_t>::max())
       : obj(obj), loc(loc), maxLayers(maxLayers) {}
 
-  bool ok() const { return !failed; }
+  bool ok() const { return !*failed; }
   /// Where the config's diagnostics point.
   Location location() const { return loc; }
   InFlightDiagnostic error() {
-    failed = true;
+    *failed = true;
     return emitError(loc);
   }
 
@@ -76,8 +77,13 @@ public:
   void requireDivides(StringRef divisorKey, int64_t divisor,
                       StringRef dividendKey, int64_t dividend);
 
-  /// Fields present that nothing read, in the config's order.
+  /// Fields present that nothing read, sorted (a section's as
+  /// `section.field`).
   std::vector<std::string> unreadFields() const;
+  /// The object `key` holds (DBRX's attn_config), read as a config of its
+  /// own: its fields named `key.field` in errors and unread fields, its
+  /// errors this reader's. An absent section reads as empty (defaults).
+  ConfigReader &section(StringRef key);
 
   static std::string describe(const llvm::json::Value &v);
 
@@ -89,8 +95,15 @@ private:
   const llvm::json::Object &obj;
   Location loc;
   int64_t maxLayers;
-  bool failed = false;
+  /// Whether an error was emitted: a section shares its parent's.
+  bool ownFailed = false;
+  bool *failed = &ownFailed;
   llvm::StringSet<> seen;
+  /// "attn_config." for a section's fields.
+  std::string prefix;
+  std::vector<std::unique_ptr<ConfigReader>> sections;
+
+  std::string field(StringRef key) const { return prefix + key.str(); }
 };
 
 } // namespace mlir::stage

@@ -492,6 +492,59 @@ static void readOlmoe(ConfigReader &r, ModelConfig &c) {
   c.moe = m;
 }
 
+/// DBRX: its own field names, attention and experts in sections. Fused
+/// Wqkv (grouped-query, kv_n_heads) with q, k and v clamped to clip_qkv,
+/// LayerNorms without bias, moe_num_experts SwiGLU experts of
+/// ffn_hidden_size in every layer behind a top-k softmax router.
+static void readDbrx(ConfigReader &r, ModelConfig &c) {
+  c.hidden = r.integer("d_model");
+  c.layers = r.layerCount("n_layers");
+  c.heads = r.integer("n_heads");
+  c.vocab = r.integer("vocab_size");
+  c.maxPositions = r.integerOr("max_seq_len", 2048);
+  c.tiedEmbeddings = r.boolean("tie_word_embeddings", false);
+  c.embeddingDropout = r.probability("emb_pdrop");
+  c.residualDropout = r.probability("resid_pdrop");
+  ConfigReader &attn = r.section("attn_config");
+  c.kvHeads = attn.integerOr("kv_n_heads", 1);
+  c.attentionDropout = attn.probability("attn_pdrop");
+  c.clipQKV = attn.positiveNumber("clip_qkv").has_value();
+  attn.understood({"rope_theta", "model_type"});
+  ConfigReader &ffn = r.section("ffn_config");
+  MoEConfig m;
+  m.experts = ffn.integerOr("moe_num_experts", 4);
+  m.topK = ffn.integerOr("moe_top_k", 1);
+  m.expertFfn = ffn.integerOr("ffn_hidden_size", 3584);
+  // Routing's numerics and the load-balancing loss: no change in cost.
+  ffn.understood({"moe_jitter_eps", "moe_loss_weight",
+                  "moe_normalize_expert_weights", "uniform_expert_assignment",
+                  "model_type"});
+  std::string act = "silu";
+  if (ffn.has("ffn_act_fn")) {
+    ConfigReader &fn = ffn.section("ffn_act_fn");
+    act = fn.string("name", "silu");
+  }
+  if (!r.ok())
+    return;
+  if (act != "silu")
+    r.error() << "field 'ffn_config.ffn_act_fn.name' is '" << act
+              << "'; DBRX's experts are SwiGLU ('silu')";
+  r.requireDivides("n_heads", c.heads, "d_model", c.hidden);
+  r.requireDivides("attn_config.kv_n_heads", c.kvHeads, "n_heads", c.heads);
+  requireTopK(r, m, "ffn_config.moe_num_experts");
+  if (!r.ok())
+    return;
+  c.headDim = c.hidden / c.heads;
+  c.ffn = m.expertFfn;
+  c.norm = NormStyle::Layer;
+  c.normBias = false;
+  c.activation = Activation::SiLU;
+  c.gatedMlp = true;
+  c.fusedQKV = true;
+  m.scoring = RouterScoring::Softmax;
+  c.moe = m;
+}
+
 static void readQwen2MoE(ConfigReader &r, ModelConfig &c) {
   readQwen2(r, c);
   readQwenMoE(r, c, /*sharedExpert=*/true);
@@ -762,6 +815,7 @@ static const HFFamily kFamilies[] = {
     {"Qwen2MoeForCausalLM", "qwen2_moe", readQwen2MoE},
     {"Qwen3MoeForCausalLM", "qwen3_moe", readQwen3MoE},
     {"OlmoeForCausalLM", "olmoe", readOlmoe},
+    {"DbrxForCausalLM", "dbrx", readDbrx},
     {"MambaForCausalLM", "mamba", readMamba},
     {"FalconMambaForCausalLM", "falcon_mamba", readFalconMamba},
     {"Mamba2ForCausalLM", "mamba2", readMamba2},
