@@ -84,8 +84,11 @@ static FailureOr<Value> buildLayer(LayerScope &scope, const ModelConfig &c,
                                    const BuildOptions &o, LayerKind kind,
                                    Value x) {
   GraphBuilder &g = scope.body();
-  // Residual dropout: on each block's output, before it joins the stream.
+  // Residual dropout: on each block's output, before it joins the stream
+  // (scaled first where the model scales it: Granite's multiplier).
   auto residual = [&](Value v) {
+    if (c.scaleResiduals)
+      v = g.generic({v}, 1);
     return o.dropout && c.residualDropout > 0 ? g.dropout(v) : v;
   };
   Expr D = S("D");

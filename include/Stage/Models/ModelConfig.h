@@ -152,6 +152,7 @@ struct ModelConfig {
   std::optional<double> attentionSoftcap, logitSoftcap;
   bool scaleEmbeddings = false; // Gemma: embeddings times sqrt(D)
   bool scaleLogits = false;     // Command-R: logits times logit_scale
+  bool scaleResiduals = false;  // Granite: each block's output times a factor
   AttentionKind attention = AttentionKind::Grouped;
   LatentAttentionConfig latent;
   /// Dropout probabilities (GPT-2's embd_pdrop, attn_pdrop, resid_pdrop;

@@ -545,6 +545,29 @@ static void readDbrx(ConfigReader &r, ModelConfig &c) {
   c.moe = m;
 }
 
+/// Granite-MoE: Llama's attention and num_local_experts SwiGLU experts
+/// (input_linear, output_linear) in every layer behind a top-k softmax
+/// router, with Granite's scalings: embeddings times embedding_multiplier,
+/// each block's output times residual_multiplier, logits over
+/// logits_scaling (attention_multiplier replaces the score scale: no cost).
+static void readGraniteMoe(ConfigReader &r, ModelConfig &c) {
+  readDecoder(r, c, false, /*tiedByDefault=*/true);
+  auto scales = [&](StringRef key) {
+    std::optional<double> v = r.positiveNumber(key);
+    return v && *v != 1;
+  };
+  c.scaleEmbeddings = scales("embedding_multiplier");
+  c.scaleResiduals = scales("residual_multiplier");
+  c.scaleLogits = scales("logits_scaling");
+  r.understood({"attention_multiplier"});
+  MoEConfig m;
+  m.experts = r.integer("num_local_experts");
+  m.topK = r.integer("num_experts_per_tok");
+  m.expertFfn = c.ffn;
+  requireTopK(r, m, "num_local_experts");
+  c.moe = m;
+}
+
 static void readQwen2MoE(ConfigReader &r, ModelConfig &c) {
   readQwen2(r, c);
   readQwenMoE(r, c, /*sharedExpert=*/true);
@@ -816,6 +839,7 @@ static const HFFamily kFamilies[] = {
     {"Qwen3MoeForCausalLM", "qwen3_moe", readQwen3MoE},
     {"OlmoeForCausalLM", "olmoe", readOlmoe},
     {"DbrxForCausalLM", "dbrx", readDbrx},
+    {"GraniteMoeForCausalLM", "granitemoe", readGraniteMoe},
     {"MambaForCausalLM", "mamba", readMamba},
     {"FalconMambaForCausalLM", "falcon_mamba", readFalconMamba},
     {"Mamba2ForCausalLM", "mamba2", readMamba2},
