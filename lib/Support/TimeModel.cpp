@@ -34,8 +34,8 @@ double stage::matmulTileEfficiency(const MatmulShape &shape,
 double stage::kernelSeconds(double contraction, double other, double bytes,
                             double kernels, const DeviceProfile &d,
                             const MatmulShape &shape) {
-  double matrixRate = d.matmulFlops * d.matmulEfficiency *
-                      (contraction > 0 ? matmulTileEfficiency(shape, d) : 1);
+  double matrixRate =
+      d.matmulFlops * d.matmulEfficiency * matmulTileEfficiency(shape, d);
   double compute = contraction / matrixRate + other / d.vectorFlops;
   double memory = bytes / (d.memoryBytes * d.memoryEfficiency);
   return std::max(compute, memory) + kernels * d.kernelOverhead;

@@ -519,11 +519,7 @@ static void readDbrx(ConfigReader &r, ModelConfig &c) {
   ffn.understood({"moe_jitter_eps", "moe_loss_weight",
                   "moe_normalize_expert_weights", "uniform_expert_assignment",
                   "model_type"});
-  std::string act = "silu";
-  if (ffn.has("ffn_act_fn")) {
-    ConfigReader &fn = ffn.section("ffn_act_fn");
-    act = fn.string("name", "silu");
-  }
+  std::string act = ffn.section("ffn_act_fn").string("name", "silu");
   if (!r.ok())
     return;
   if (act != "silu")

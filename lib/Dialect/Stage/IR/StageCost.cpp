@@ -41,17 +41,14 @@ std::optional<MatmulGrid> mlir::stage::getMatmulGrid(Operation *op) {
   if (!einsum || einsum.getInputs().size() != 2)
     return std::nullopt;
   SmallVector<std::string> inputs = einsum.getInputIndices();
-  std::string result = einsum.getResultIndices();
-  std::map<char, Expr> extents = einsum.getIndexExtents();
+  SymTensorType result = einsum.getResult().getType();
   MatmulGrid g{Expr(1), Expr(1), Expr(1)};
-  for (char c : result) {
+  // Each result index's extent is the result's dimension it names.
+  for (auto [i, c] : llvm::enumerate(einsum.getResultIndices())) {
     bool first = inputs[0].find(c) != std::string::npos;
     bool second = inputs[1].find(c) != std::string::npos;
-    auto extent = extents.find(c);
-    if (!first && !second || extent == extents.end())
-      return std::nullopt; // a verified einsum has none
     Expr &side = first && second ? g.batch : first ? g.rows : g.columns;
-    side = side * extent->second;
+    side = side * result.getDim(i);
   }
   return g;
 }
