@@ -44,12 +44,31 @@ FailureOr<int64_t> mlir::stage::evaluateAt(Location loc, const sym::Expr &e,
   return *v;
 }
 
+bool mlir::stage::isPerExpertAverage(const sym::Expr &dim) {
+  return llvm::any_of(dim.terms(), [](const sym::Expr::Term &t) {
+    return t.mono.exponent("E") < 0;
+  });
+}
+
+/// Whether `dim` has a size under `b`: a positive integer, or a positive
+/// number for a per-expert average.
+static bool isPositiveSize(const sym::Expr &dim, const sym::Bindings &b) {
+  if (isPerExpertAverage(dim)) {
+    sym::Result<sym::Rational> v = dim.evaluateRational(b);
+    return v && sym::Rational(0) < *v;
+  }
+  sym::Result<int64_t> v = dim.evaluate(b);
+  return v && *v > 0;
+}
+
 static LogicalResult checkType(Operation *op, Type type, StringRef what,
                                const sym::Bindings &b) {
   auto t = dyn_cast<SymTensorType>(type);
   if (!t)
     return success();
   for (unsigned d = 0; d < t.getRank(); ++d) {
+    if (isPositiveSize(t.getDim(d), b))
+      continue;
     sym::Result<int64_t> v = t.getDim(d).evaluate(b);
     if (v && *v > 0)
       continue;
@@ -157,10 +176,8 @@ struct BindingChecks {
 static LogicalResult runChecks(const BindingChecks &list,
                                const sym::Bindings &b) {
   // Every size positive: then no type check fails (else they say where).
-  bool sizesPositive = llvm::all_of(list.sizes, [&](const sym::Expr &e) {
-    sym::Result<int64_t> v = e.evaluate(b);
-    return v && *v > 0;
-  });
+  bool sizesPositive = llvm::all_of(
+      list.sizes, [&](const sym::Expr &e) { return isPositiveSize(e, b); });
   for (const BindingChecks::Check &c : list.checks) {
     switch (c.kind) {
     case BindingChecks::TypeDims:

@@ -67,6 +67,21 @@ static Value normHeads(LayerScope &scope, const ModelConfig &c, Value v,
   return g.ewise(EwiseKind::mul, {g.norm(kind, v), w});
 }
 
+/// gpt-oss's attention sinks: a learned logit per head joins the softmax of
+/// each (token, head) row without a value, so the attention output is
+/// rescaled by the share the keys keep, sum / (sum + exp(sink)): an exp, an
+/// add and a division per row (from the row's log-sum-exp), then a multiply
+/// per output element. Kernels with sinks fold both into the attention's
+/// epilogue; the FLOPs are the same.
+static Value applySinks(LayerScope &scope, Value o) {
+  GraphBuilder &g = scope.body();
+  SymTensorType ot = GraphBuilder::typeOf(o);
+  Expr B = ot.getDim(0), Seq = ot.getDim(1), H = ot.getDim(2);
+  Value sinks = scope.weight("self_attn.sinks", {H}, "attention");
+  Value share = g.generic({g.broadcast(sinks, {0, 1}, {B, Seq, H})}, 3);
+  return g.ewise(EwiseKind::mul, {o, g.broadcast(share, {3}, ot.getDims())});
+}
+
 /// Multi-head and grouped-query attention: q, k, v projections with
 /// optional biases and norms, RoPE unless positions are learned, fused or
 /// unfused attention (over a sliding window when `sliding`), output
@@ -123,6 +138,8 @@ static FailureOr<Value> buildGroupedAttention(LayerScope &scope,
                     sliding ? std::optional<Expr>(S("W")) : std::nullopt,
                     c.attentionSoftcap.has_value());
   }
+  if (c.attentionSinks)
+    o = applySinks(scope, o);
   Value wo = scope.weight("self_attn.o_proj", {H, Dh, D}, "attention");
   Value out = g.einsum("bshk,hkd->bsd", {o, wo});
   return addBias(scope, out, "self_attn.o_proj.bias", {D}, "attention",

@@ -68,7 +68,8 @@ static Value buildMoEFfn(LayerScope &scope, const ModelConfig &c, Value x) {
   Expr tokens = xt.getDim(0) * xt.getDim(1);
 
   Value wr = scope.weight("mlp.gate", {D, E}, "router");
-  Value logits = g.einsum("bsd,de->bse", {x, wr});
+  Value logits = addBias(scope, g.einsum("bsd,de->bse", {x, wr}),
+                         "mlp.gate.bias", {E}, "router", m.routerLogitBias);
   Value scores = m.scoring == RouterScoring::Sigmoid
                      ? g.ewise(EwiseKind::sigmoid, {logits})
                      : g.softmax(logits, 2);
@@ -80,10 +81,28 @@ static Value buildMoEFfn(LayerScope &scope, const ModelConfig &c, Value x) {
   Value wg = scope.weight("mlp.experts.gate_proj", {E, D, Fe}, "expert");
   Value wu = scope.weight("mlp.experts.up_proj", {E, D, Fe}, "expert");
   Value wd = scope.weight("mlp.experts.down_proj", {E, Fe, D}, "expert");
-  Value gate = g.einsum("ecd,edf->ecf", {buf, wg});
-  Value up = g.einsum("ecd,edf->ecf", {buf, wu});
+  // gpt-oss: each expert's projections have biases, [E, width], added to
+  // each of its C rows.
+  auto expertBias = [&](Value y, StringRef name, const Expr &width) {
+    if (!m.expertBiases)
+      return y;
+    Value b = scope.weight(name, {E, width}, "expert");
+    SymTensorType yt = GraphBuilder::typeOf(y);
+    return g.ewise(EwiseKind::add, {y, g.broadcast(b, {1}, yt.getDims())});
+  };
+  Value gate = expertBias(g.einsum("ecd,edf->ecf", {buf, wg}),
+                          "mlp.experts.gate_proj_bias", Fe);
+  Value up = expertBias(g.einsum("ecd,edf->ecf", {buf, wu}),
+                        "mlp.experts.up_proj_bias", Fe);
+  if (m.clampedSwiGLU) {
+    // min(gate, limit) times alpha inside the sigmoid; clamp(up, -limit,
+    // limit) + 1.
+    gate = g.generic({gate}, 2);
+    up = g.generic({up}, 3);
+  }
   Value a = g.ewise(EwiseKind::mul, {activate(g, c.activation, gate), up});
-  Value y = g.einsum("ecf,efd->ecd", {a, wd});
+  Value y = expertBias(g.einsum("ecf,efd->ecd", {a, wd}),
+                       "mlp.experts.down_proj_bias", D);
   Value routed = g.combine(y, weights, ids);
   if (m.sharedWidth() == 0)
     return routed;

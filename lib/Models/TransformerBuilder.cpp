@@ -258,6 +258,9 @@ OwningOpRef<ModuleOp> mlir::stage::buildTransformer(MLIRContext *ctx,
     Value head = g.param("lm_head", {D, V}, act, "embedding");
     logits = g.einsum("bsd,dv->bsv", {x, head});
   }
+  if (c.headBias)
+    logits = g.ewise(EwiseKind::add,
+                     {logits, g.param("lm_head.bias", {V}, act, "embedding")});
   if (c.scaleLogits) // times logit_scale
     logits = g.generic({logits}, 1);
   if (c.logitSoftcap) // cap * tanh(logits / cap)

@@ -303,32 +303,6 @@ struct ServePass : mlir::stage::impl::StageServeBase<ServePass> {
     return success();
   }
 
-  /// A decode step routes K of each request's one token to the E experts,
-  /// whose buffers are split over ep: B/M x K (B + C with continuous
-  /// batching) must be a multiple of E x ep.
-  LogicalResult checkRouting(ModuleOp module, const sym::Bindings &b) {
-    auto E = b.find("E"), K = b.find("K"), B = b.find("B");
-    if (E == b.end() || K == b.end() || B == b.end() ||
-        (decodeTokens == 0 && !chunkedPrefill) || phase == "prefill")
-      return success();
-    FailureOr<int64_t> experts = getRequestedDegree(module, "ep", ep);
-    if (failed(experts))
-      return failure();
-    int64_t tokens =
-        chunkedPrefill ? B->second + chunkedPrefill : B->second / microBatches;
-    int64_t shards = E->second * *experts;
-    if ((tokens * K->second) % shards == 0)
-      return success();
-    return emitOptionError(module)
-           << "stage-serve: a decode step routes "
-           << (chunkedPrefill ? "(B + C)" : "B/M") << " x K = " << tokens
-           << " x " << K->second << " tokens to E x ep = " << E->second << " x "
-           << *experts
-           << " expert shards, not a whole number "
-              "each: choose a batch that makes "
-           << tokens * K->second << " a multiple of " << shards;
-  }
-
   /// M and N join the module's bindings; M must divide the batch, and the
   /// prompt and its decoded tokens must fit the model's context.
   LogicalResult bindSymbols(ModuleOp module) {
@@ -372,8 +346,6 @@ struct ServePass : mlir::stage::impl::StageServeBase<ServePass> {
       substituteSymbols(module,
                         {{"KV", Expr::symbol(kReplicatedKVHeads.str())}});
     }
-    if (failed(checkRouting(module, *b)))
-      return failure();
     if (auto ctxLen = getModelContextLength(module)) {
       auto s = b->find("S");
       if (s != b->end() && s->second + decodeTokens > *ctxLen)

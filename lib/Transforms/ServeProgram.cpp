@@ -116,10 +116,16 @@ FailureOr<ForwardProgram> mlir::stage::readForward(Block &body,
         "stage-serve: the attention is unfused (a softmax of einsums); a KV "
         "cache needs stage.attention: import with --attention=fused");
   if (ce) {
-    // The logits: an einsum with a weight, perhaps through elementwise ops.
+    // The logits: an einsum with a weight, perhaps through elementwise ops
+    // (a scale, a soft cap) and the addition of a bias.
     Value logits = ce.getLogits();
     Operation *def = logits.getDefiningOp();
-    while (def && isa<EwiseOp>(def) && def->getNumOperands() == 1)
+    auto biasOrNone = [](Operation *op) {
+      return op->getNumOperands() == 1 ||
+             (op->getNumOperands() == 2 &&
+              isa_and_nonnull<ParamOp>(op->getOperand(1).getDefiningOp()));
+    };
+    while (def && isa<EwiseOp>(def) && biasOrNone(def))
       def = def->getOperand(0).getDefiningOp();
     auto head = dyn_cast_or_null<EinsumOp>(def);
     if (!head || head.getInputs().size() != 2)

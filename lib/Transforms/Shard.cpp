@@ -375,7 +375,7 @@ static LogicalResult checkLocalShapes(ModuleOp module,
     for (unsigned d = 0; d < t.getRank(); ++d) {
       sym::Expr split = s.getSplitFactor(d);
       sym::Result<int64_t> local = t.getDim(d).divExact(split).evaluate(b);
-      if (local)
+      if (local || isPerExpertAverage(t.getDim(d)))
         continue;
       InFlightDiagnostic diag = op->emitError()
                                 << "the plan splits dimension " << d

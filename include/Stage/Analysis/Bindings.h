@@ -15,9 +15,17 @@ namespace mlir::stage {
 /// is there. Returns an error message, empty on success.
 std::string parseBindingList(llvm::StringRef text, sym::Bindings &out);
 
+/// Whether `dim` is divided by the expert count `E`, like an expert
+/// buffer's `B*S*K/E` rows: tokens per expert on average. Routing decides
+/// the real counts, so the average need not be whole (1 token to 4 of 32
+/// experts is 1/8 per expert); costs count it exactly and the traces round
+/// each rank's share.
+bool isPerExpertAverage(const sym::Expr &dim);
+
 /// Checks that every tensor dimension and repeat count under `root`
-/// evaluates to a positive integer under `b`; the error is at the op whose
-/// type does not (`H/tp = 64/3 is not an integer: tp must divide H`).
+/// evaluates to a positive integer under `b` (a per-expert average: to a
+/// positive number); the error is at the op whose type does not
+/// (`H/tp = 64/3 is not an integer: tp must divide H`).
 LogicalResult verifyBindings(Operation *root, const sym::Bindings &b);
 
 /// Evaluates `e` under `b`, reporting a failure at `loc` with `what` as the

@@ -60,6 +60,12 @@ struct MoEConfig {
   int64_t sharedFfn = 0;
   /// Qwen2-MoE: the shared expert's output scaled by sigmoid(x w), w: [D].
   bool sharedExpertGate = false;
+  /// gpt-oss: a bias on the router's logits and on each expert's
+  /// projections (gate and up [E, Fe], down [E, D]).
+  bool routerLogitBias = false, expertBiases = false;
+  /// gpt-oss's clamped SwiGLU: the gate clamped from above and scaled,
+  /// the up projection clamped on both sides and offset by one.
+  bool clampedSwiGLU = false;
   int64_t firstDenseLayers = 0;
   /// Layer i (not among the first dense ones nor in denseLayers) is MoE
   /// when i % layerPeriod == layerPhase.
@@ -123,12 +129,16 @@ struct ModelConfig {
   int64_t vocab = 0;        // V
   int64_t maxPositions = 0; // P
   bool tiedEmbeddings = false;
+  bool headBias = false;         // a bias on the logits (Phi-3.5-MoE's lm_head)
   bool learnedPositions = false; // GPT: a position table added to tokens
   bool rotary = true;            // RoPE on q and k (Jamba's attention has none)
   /// The channels of a head RoPE rotates (0: all Dh); the rest pass
   /// through (GPT-NeoX's rotary_pct, partial_rotary_factor).
   int64_t rotaryDim = 0;
   bool qkvBias = false;
+  /// gpt-oss's attention sinks: a learned logit per head that joins each
+  /// row's softmax (weights of H; the output rescaled by its share).
+  bool attentionSinks = false;
   /// q, k and v clamped to [-clip, clip] after their projections (OLMoE's
   /// and DBRX's clip_qkv): a min and a max per element.
   bool clipQKV = false;

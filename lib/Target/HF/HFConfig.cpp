@@ -127,8 +127,10 @@ FailureOr<ModelConfig> mlir::stage::parseHFConfig(StringRef text, Location loc,
   if (!r.ok())
     return failure();
   const HFFamily *family = nullptr;
+  // Remote-code checkpoints spell some classes in another case
+  // (Phi-3.5-MoE's PhiMoEForCausalLM is transformers' PhimoeForCausalLM).
   for (const HFFamily &f : getHFFamilies())
-    if ((!arch.empty() && arch == f.architecture) ||
+    if ((!arch.empty() && StringRef(arch).equals_insensitive(f.architecture)) ||
         (arch.empty() && modelType == f.modelType))
       family = &f;
   if (!family) {

@@ -574,6 +574,27 @@ static void readQwen3MoE(ConfigReader &r, ModelConfig &c) {
   readQwenMoE(r, c, /*sharedExpert=*/false);
 }
 
+/// DeepSeek-V3's and GLM-4.5's multi-token-prediction module: a
+/// training-time extra their published totals (671B, 106B) leave out, as
+/// the importer does.
+static void warnMultiTokenPrediction(ConfigReader &r) {
+  if (int64_t mtp = r.countOr("num_nextn_predict_layers", 0); mtp > 0)
+    emitWarning(r.location())
+        << "the " << mtp
+        << " multi-token-prediction layer(s) (num_nextn_predict_layers) are "
+           "not built: the model is the main one, as its published total "
+           "counts it";
+}
+
+/// The scoring of DeepSeek-style routers (`scoring_func`).
+static RouterScoring readScoring(ConfigReader &r, StringRef def) {
+  std::string scoring = r.string("scoring_func", def);
+  if (r.ok() && scoring != "softmax" && scoring != "sigmoid")
+    r.error() << "field 'scoring_func' is '" << scoring
+              << "'; expected 'softmax' or 'sigmoid'";
+  return scoring == "sigmoid" ? RouterScoring::Sigmoid : RouterScoring::Softmax;
+}
+
 static void readDeepSeek(ConfigReader &r, ModelConfig &c, bool v3) {
   c.hidden = r.integer("hidden_size");
   c.layers = r.layerCount("num_hidden_layers");
@@ -582,14 +603,7 @@ static void readDeepSeek(ConfigReader &r, ModelConfig &c, bool v3) {
   c.vocab = r.integer("vocab_size");
   c.maxPositions = r.integerOr("max_position_embeddings", 4096);
   c.tiedEmbeddings = r.boolean("tie_word_embeddings", false);
-  // DeepSeek-V3's multi-token-prediction module: a training-time extra
-  // its published total (671B) leaves out, as the importer does.
-  if (int64_t mtp = r.countOr("num_nextn_predict_layers", 0); mtp > 0)
-    emitWarning(r.location())
-        << "the " << mtp
-        << " multi-token-prediction layer(s) (num_nextn_predict_layers) are "
-           "not built: the model is the main one, as its published total "
-           "counts it";
+  warnMultiTokenPrediction(r);
   c.attention = AttentionKind::Latent;
   c.latent.qLoraRank = r.optionalInteger("q_lora_rank");
   c.latent.kvLoraRank = r.integer("kv_lora_rank");
@@ -614,23 +628,105 @@ static void readDeepSeek(ConfigReader &r, ModelConfig &c, bool v3) {
   m.sharedExperts = r.countOr("n_shared_experts", 0);
   m.firstDenseLayers = r.countOr("first_k_dense_replace", 0);
   m.layerPeriod = r.integerOr("moe_layer_freq", 1);
-  std::string scoring = r.string("scoring_func", v3 ? "sigmoid" : "softmax");
+  m.scoring = readScoring(r, v3 ? "sigmoid" : "softmax");
   std::string topkMethod = r.string("topk_method", v3 ? "noaux_tc" : "greedy");
   // After the check: a refused moe_layer_freq (0) reads as 0 (found by
   // fuzz-hf-config: a division by zero).
   if (!r.ok())
     return;
   m.layerPhase = m.firstDenseLayers % m.layerPeriod;
-  if (scoring != "softmax" && scoring != "sigmoid")
-    r.error() << "field 'scoring_func' is '" << scoring
-              << "'; expected 'softmax' or 'sigmoid'";
-  m.scoring =
-      scoring == "sigmoid" ? RouterScoring::Sigmoid : RouterScoring::Softmax;
   m.routerBias = topkMethod == "noaux_tc";
   requireTopK(r, m, "n_routed_experts");
   if (r.ok() && m.firstDenseLayers > c.layers)
     r.error() << "first_k_dense_replace (" << m.firstDenseLayers
               << ") exceeds num_hidden_layers (" << c.layers << ")";
+  c.moe = m;
+}
+
+/// GLM-4.5 (glm4_moe): grouped-query attention with biases on q, k and v
+/// (not on o), per-head q and k norms when use_qk_norm, RoPE on
+/// partial_rotary_factor of each head; first_k_dense_replace dense layers,
+/// then n_routed_experts SwiGLU experts behind a sigmoid router with a
+/// score-correction bias, plus n_shared_experts fused into one FFN.
+static void readGlm4Moe(ConfigReader &r, ModelConfig &c) {
+  readDecoder(r, c, false);
+  c.outputBias = false;
+  if (r.boolean("use_qk_norm", false))
+    c.qkNorm = QKNorm::PerHead;
+  warnMultiTokenPrediction(r);
+  MoEConfig m;
+  m.experts = r.integerOr("n_routed_experts", 128);
+  m.topK = r.integerOr("num_experts_per_tok", 8);
+  m.expertFfn = r.integerOr("moe_intermediate_size", 1408);
+  m.sharedExperts = r.countOr("n_shared_experts", 1);
+  m.firstDenseLayers = r.countOr("first_k_dense_replace", 1);
+  m.scoring = readScoring(r, "sigmoid");
+  m.routerBias = true;
+  // Group-limited routing picks experts; renormalizing and scaling the
+  // top-k weights costs 2 K per token: not counted.
+  r.understood({"n_group", "topk_group", "norm_topk_prob",
+                "routed_scaling_factor", "topk_method"});
+  if (!r.ok())
+    return;
+  readRotaryFraction(r, c, "partial_rotary_factor", 0.5);
+  requireTopK(r, m, "n_routed_experts");
+  if (r.ok() && m.firstDenseLayers > c.layers)
+    r.error() << "first_k_dense_replace (" << m.firstDenseLayers
+              << ") exceeds num_hidden_layers (" << c.layers << ")";
+  c.moe = m;
+}
+
+/// gpt-oss: attention with biases and a learned sink logit per head,
+/// layers alternating a sliding window and full attention (layer_types),
+/// num_local_experts SwiGLU experts with biases in every layer behind a
+/// router with a bias; the SwiGLU is clamped to swiglu_limit.
+static void readGptOss(ConfigReader &r, ModelConfig &c) {
+  readDecoder(r, c, false);
+  c.attentionSinks = true;
+  c.slidingWindow = r.integerOr("sliding_window", 128);
+  if (!readLayerTypes(r, c)) {
+    // transformers' default: even layers slide.
+    c.slidingLayers.clear();
+    for (int64_t i = 0; i < c.layers; ++i)
+      c.slidingLayers.push_back(i % 2 == 0);
+  }
+  MoEConfig m;
+  m.experts = r.integerOr("num_local_experts", 128);
+  m.topK = r.integerOr("num_experts_per_tok", 4);
+  m.expertFfn = c.ffn;
+  m.routerLogitBias = m.expertBiases = true;
+  // The original configs repeat the top-k under another name.
+  int64_t alsoTopK = r.integerOr("experts_per_token", m.topK);
+  std::optional<double> limit =
+      r.has("swiglu_limit") ? r.positiveNumber("swiglu_limit") : 7.0;
+  // The context the model was pre-trained at before YaRN stretched it.
+  r.understood({"initial_context_length"});
+  if (!r.ok())
+    return;
+  m.clampedSwiGLU = limit.has_value();
+  if (alsoTopK != m.topK)
+    r.error() << "experts_per_token (" << alsoTopK
+              << ") and num_experts_per_tok (" << m.topK << ") disagree";
+  requireTopK(r, m, "num_local_experts");
+  c.moe = m;
+}
+
+/// Phi-3.5-MoE (phimoe): Mixtral's layout with biases on q, k, v and o,
+/// LayerNorms with biases, and a bias on the logits (lm_head_bias).
+static void readPhimoe(ConfigReader &r, ModelConfig &c) {
+  readMistral(r, c);
+  c.norm = NormStyle::Layer;
+  c.normBias = true;
+  c.headBias = r.boolean("lm_head_bias", false);
+  c.residualDropout = r.probability("hidden_dropout");
+  // Sparsemixer's routing noise, and the training-time jitter of the
+  // MoE's input (a multiply per element, not counted).
+  r.understood({"router_jitter_noise", "input_jitter_noise"});
+  MoEConfig m;
+  m.experts = r.integer("num_local_experts");
+  m.topK = r.integer("num_experts_per_tok");
+  m.expertFfn = c.ffn;
+  requireTopK(r, m, "num_local_experts");
   c.moe = m;
 }
 
@@ -836,6 +932,9 @@ static const HFFamily kFamilies[] = {
     {"OlmoeForCausalLM", "olmoe", readOlmoe},
     {"DbrxForCausalLM", "dbrx", readDbrx},
     {"GraniteMoeForCausalLM", "granitemoe", readGraniteMoe},
+    {"PhimoeForCausalLM", "phimoe", readPhimoe},
+    {"Glm4MoeForCausalLM", "glm4_moe", readGlm4Moe},
+    {"GptOssForCausalLM", "gpt_oss", readGptOss},
     {"MambaForCausalLM", "mamba", readMamba},
     {"FalconMambaForCausalLM", "falcon_mamba", readFalconMamba},
     {"Mamba2ForCausalLM", "mamba2", readMamba2},

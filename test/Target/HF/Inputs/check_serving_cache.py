@@ -4,13 +4,24 @@ import json
 import sys
 
 prefix = sys.argv[1]
-sizes = {"pythia-1.4b": (24, 16, 128), "command-r-v01": (40, 64, 128),
-         "starcoder2-3b": (30, 2, 128)}
-for model, (L, KV, Dh) in sizes.items():
+S, N, TP = 1024, 16, 2
+# L layers, of which `sliding` keep only the last W positions; KV heads of
+# Dh channels.
+sizes = {"pythia-1.4b": dict(L=24, KV=16, Dh=128),
+         "command-r-v01": dict(L=40, KV=64, Dh=128),
+         "starcoder2-3b": dict(L=30, KV=2, Dh=128),
+         "gpt-oss-20b": dict(L=24, KV=8, Dh=64, sliding=12, W=128),
+         "glm-4.5-air": dict(L=46, KV=8, Dh=128),
+         "phi-3.5-moe": dict(L=32, KV=8, Dh=128)}
+models = sys.argv[2].split(",")
+for model in models:
+    m = sizes[model]
+    sliding, W = m.get("sliding", 0), m.get("W", 0)
+    positions = (m["L"] - sliding) * (S + N) + sliding * min(W, S + N)
     for B in (1, 8, 64):
         r = json.load(open(f"{prefix}.{model}.{B}.json"))
         cache = r["stages"][0]["memory"]["kv_cache"]["value"]
-        want = 2 * 2 * L * B * (1024 + 16) * KV * Dh // 2
+        want = 2 * 2 * B * positions * m["KV"] * m["Dh"] // TP
         tpot = r["job"]["job_time"]["tpot"]["value"]
         print(f"{model} B={B} cache {'exact' if cache == want else (cache, want)}, "
               f"decode time {'positive' if tpot > 0 else tpot}")
