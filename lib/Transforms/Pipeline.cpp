@@ -431,10 +431,16 @@ LogicalResult Pipeliner::run(ArrayRef<int64_t> userSizes) {
       balanceRanks(sizes, layerCost, pre, post, pp, isMirrored(schedule));
   }
 
-  // The stages.
+  // The stages name the model's layers: a unit (a stack iteration) of a
+  // hybrid's period holds the period's layers.
+  SmallVector<int64_t> firstLayer = {0};
+  for (const Run &r : runs)
+    for (int64_t i = r.begin; i < r.end; ++i)
+      firstLayer.push_back(firstLayer.back() +
+                           std::max<int64_t>(getLayerPeriod(r.op), 1));
   OpBuilder b(ret);
   auto pipe = PipelineOp::create(b, fn.getLoc(), schedule, v,
-                                 b.getI64IntegerAttr(layers));
+                                 b.getI64IntegerAttr(firstLayer.back()));
   Block *pipeBody = new Block();
   pipe.getBody().push_back(pipeBody);
   OpBuilder pb = OpBuilder::atBlockEnd(pipeBody);
@@ -444,8 +450,9 @@ LogicalResult Pipeliner::run(ArrayRef<int64_t> userSizes) {
     c->begin = at;
     c->end = at + sizes[j];
     at = c->end;
-    c->op = PipelineStageOp::create(pb, fn.getLoc(), j,
-                                    pb.getDenseI64ArrayAttr({c->begin, c->end}));
+    c->op = PipelineStageOp::create(
+        pb, fn.getLoc(), j,
+        pb.getDenseI64ArrayAttr({firstLayer[c->begin], firstLayer[c->end]}));
     Block *body = new Block();
     c->op.getBody().push_back(body);
     c->builder.setInsertionPointToEnd(body);

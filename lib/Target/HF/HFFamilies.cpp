@@ -682,6 +682,8 @@ static void readGlm4Moe(ConfigReader &r, ModelConfig &c) {
 /// router with a bias; the SwiGLU is clamped to swiglu_limit.
 static void readGptOss(ConfigReader &r, ModelConfig &c) {
   readDecoder(r, c, false);
+  // transformers' GptOssConfig defaults attention_bias to true.
+  c.qkvBias = c.outputBias = r.boolean("attention_bias", true);
   c.attentionSinks = true;
   c.slidingWindow = r.integerOr("sliding_window", 128);
   if (!readLayerTypes(r, c)) {

@@ -1,7 +1,9 @@
 """The plan matrix: combinations of every plan option (docs/Testing.md), on
 a tiny dense Llama, a tiny Mistral (sliding-window attention), a tiny
-Mixtral, a tiny DeepSeek-V3 (MLA, a dense first layer, a shared expert) and
-a tiny Nemotron-H-style hybrid (Mamba-2 mixers split over tp by heads and
+Mixtral, a tiny DeepSeek-V3 (MLA, a dense first layer, a shared expert), a
+tiny gpt-oss (attention sinks, alternating sliding and full layers, biases
+on attention, router and experts, 24 experts: tokens per expert are not
+whole) and a tiny Nemotron-H-style hybrid (Mamba-2 mixers split over tp by heads and
 groups as Megatron's Mamba layers are, attention and ReLU^2 MLP layers, one
 block each), each checked against closed forms
 written here from the models' configs and the literature, not from the
@@ -52,10 +54,15 @@ class Param:
     """One weight tensor: its element count, the divisor tensor parallelism
     applies to it, and whether it is an expert weight (split by ep)."""
 
-    def __init__(self, count, tp_div, expert=False, read_backward=True):
+    def __init__(self, count, tp_div, expert=False, read_backward=True,
+                 output_bias=False):
         self.count, self.tp_div, self.expert = count, tp_div, expert
         # Whether the backward reads the weight (FSDP gathers it again).
         self.read_backward = read_backward
+        # A bias on the output of a row-parallel contraction (tp does not
+        # split it): its gradient sums the output's gradient over the
+        # tokens (see expected_model_traffic).
+        self.output_bias = output_bias
         self.in_layer = True  # a transformer layer's, not embedding or head
 
 
@@ -75,7 +82,9 @@ class Model:
         self.L = c["num_hidden_layers"]
         self.V = c["vocab_size"]
         self.F = c["intermediate_size"]
-        self.moe = "Mixtral" in self.arch or "Deepseek" in self.arch
+        self.gptoss = "GptOss" in self.arch
+        self.moe = ("Mixtral" in self.arch or "Deepseek" in self.arch
+                    or self.gptoss)
         self.mla = "Deepseek" in self.arch
         # Layer kinds: 'A' attention and an MLP; a Nemotron-H pattern's 'M'
         # (a Mamba-2 mixer), '*' (attention) and '-' (a ReLU^2 MLP).
@@ -85,7 +94,7 @@ class Model:
             self.Hm, self.P = c["mamba_num_heads"], c["mamba_head_dim"]
             self.G, self.Ns = c["n_groups"], c["ssm_state_size"]
             self.Kc, self.Q = c.get("conv_kernel", 4), c["chunk_size"]
-        if "Mixtral" in self.arch:
+        if "Mixtral" in self.arch or self.gptoss:
             self.E, self.K = c["num_local_experts"], c["num_experts_per_tok"]
             self.Fe, self.Fs, self.dense_layers = self.F, 0, 0
         elif self.mla:
@@ -101,8 +110,17 @@ class Model:
             self.Dh = c.get("head_dim", self.D // self.H)
             self.Dqk = self.Dv = self.Dh
         # Sliding-window attention: each query scores the W keys before it
-        # (Mistral's sliding_window), all S when the window is as long.
-        self.keys = min(c.get("sliding_window") or SEQ, SEQ)
+        # (Mistral's sliding_window), all S when the window is as long; in
+        # the layers layer_types names sliding when it names them.
+        window = min(c.get("sliding_window") or SEQ, SEQ)
+        types = c.get("layer_types", ["sliding_attention"] * self.L)
+        self.keys = [window if t == "sliding_attention" else SEQ
+                     for t in types]
+        # Layers of different kinds alternate in a period that pipeline
+        # stages keep whole: the units a pipeline splits.
+        period = next(p for p in range(1, self.L + 1) if self.L % p == 0
+                      and all(t == types[i % p] for i, t in enumerate(types)))
+        self.units = self.L // period
 
     def is_moe_layer(self, i):
         return self.moe and i >= self.dense_layers
@@ -167,9 +185,26 @@ class Model:
             Dh, KV = self.Dh, self.KV
             ps += [Param(D * H * Dh, tp_h), Param(D * KV * Dh, self.kv_div),
                    Param(D * KV * Dh, self.kv_div), Param(H * Dh * D, tp_h)]
+        if self.gptoss:
+            # Biases of q, k, v and o, and one sink logit per head: none is
+            # read by its gradient (a bias's is the output's gradient
+            # summed; a sink's reads the rescaling it made, saved forward).
+            ps += [Param(H * Dh, tp_h, read_backward=False),
+                   Param(KV * Dh, self.kv_div, read_backward=False),
+                   Param(KV * Dh, self.kv_div, read_backward=False),
+                   Param(D, one, read_backward=False, output_bias=True),
+                   Param(H, tp_h, read_backward=False)]
         if self.is_moe_layer(i):
             E, Fe, Fs = self.E, self.Fe, self.Fs
             ps += [Param(D * E, one)]  # the router, replicated
+            if self.gptoss:
+                # The router's bias, replicated; each expert's gate, up
+                # (split by tp with their columns) and down biases.
+                ps += [Param(E, one, read_backward=False),
+                       Param(E * Fe, tp_h, expert=True, read_backward=False),
+                       Param(E * Fe, tp_h, expert=True, read_backward=False),
+                       Param(E * D, one, expert=True, read_backward=False,
+                             output_bias=True)]
             if self.mla:
                 # e_score_correction_bias: it only steers the top-k choice.
                 ps += [Param(E, one, read_backward=False)]
@@ -284,7 +319,7 @@ def enumerate_plans(model):
     tuples += [(1, 4, 1, 1, 1), (2, 4, 2, 1, 1)]
     if not model.ssm:
         tuples += [(1, 4, 2, 2, 1)]
-    if model.L >= 8:
+    if model.units >= 8:
         tuples += [(1, 1, 4, 1, 1), (2, 2, 4, 1, 1)]
         if not model.ssm:
             tuples += [(1, 2, 4, 2, 1)]
@@ -302,7 +337,7 @@ def enumerate_plans(model):
             recompute, schedule, sp, M = options[(7 * n + 5 * zero) % len(options)]
             if pp == 1:
                 schedule = "1f1b"
-            if schedule == "interleaved" and (M % pp or model.L < 2 * pp):
+            if schedule == "interleaved" and (M % pp or model.units < 2 * pp):
                 schedule = "1f1b"
             M = max(1, min(M, BATCH // (dp * ep)))
             # Every other DualPipeV plan runs DualPipe (even pp and M).
@@ -311,7 +346,7 @@ def enumerate_plans(model):
                 schedule = "dualpipe"
             if schedule == "dualpipe-v" and M < 2 * pp:
                 schedule = "zb-v"
-            if schedule in ("zb-v", "dualpipe-v") and model.L < 2 * pp:
+            if schedule in ("zb-v", "dualpipe-v") and model.units < 2 * pp:
                 schedule = "zb-h1"
             plans.append(Plan(model, dp, tp, pp, cp, ep, zero, recompute,
                               schedule, sp, M))
@@ -580,11 +615,16 @@ def expected_model_traffic(plan, stage, layers, ps):
     if tp > 1 and plan.sp:
         # Under SP a weight that tp does not split sees its rank's part of
         # the sequence: its gradient is a partial sum over tp (the norms,
-        # the router, MLA's down-projections, replicated kv projections).
+        # the router, MLA's down-projections, replicated kv projections,
+        # the biases of row-parallel outputs, an expert's included).
         # ZeRO reduce-scatters it over the data ranks first: the tp
-        # all-reduce moves a rank's shard.
+        # all-reduce moves a rank's shard. Under ZeRO-2/3 a row-parallel
+        # output's bias sums instead the output gradient that the
+        # contraction's backward gathers over tp anyway: no collective, tp
+        # copies of the sum (counted in check()).
         partial = sum(local_elements(plan, p, plan.zero >= 1) for p in ps
-                      if p.tp_div(tp) == 1 and not p.expert)
+                      if p.tp_div(tp) == 1
+                      and not (p.output_bias and plan.zero >= 2))
         add(out, "all_reduce_tp", grad_reductions(plan) * BF16 * partial)
     kv_heads = m.KV // m.kv_div(tp)
     kv = BF16 * tokens * kv_heads * (m.Dqk + m.Dv)  # k and v of a micro-batch
@@ -634,17 +674,18 @@ def expected_contraction(plan):
     tp rank repeats without SP."""
     m, T = plan.model, BATCH * SEQ
     S, H, Dqk, Dv = SEQ, m.H, m.Dqk, m.Dv
-    score = 2 * BATCH * S * m.keys * H  # per unit of head width
-    A = sum(1 for i in range(m.L) if m.has_attention(i))
+    # The score matrices of all attention layers, per unit of head width.
+    scores = sum(2 * BATCH * S * m.keys[i] * H for i in range(m.L)
+                 if m.has_attention(i))
     # A chunked scan's backward is twice its forward, like a weight's.
     layers_fwd = sum(2 * T * m.matmul_weights_per_token(i) +
                      T * m.ssd_per_token(i) for i in range(m.L)) + \
-        A * score * (Dqk + Dv)
+        scores * (Dqk + Dv)
     head = 2 * T * m.D * m.V
     fwd = layers_fwd + head
-    bwd = 2 * (fwd - A * score * (Dqk + Dv)) \
-        + A * score * (2 * Dqk + 2 * Dv) + A * score * Dqk
-    recompute = {"none": 0, "selective": A * score * (Dqk + Dv),
+    bwd = 2 * (fwd - scores * (Dqk + Dv)) \
+        + scores * (2 * Dqk + 2 * Dv) + scores * Dqk
+    recompute = {"none": 0, "selective": scores * (Dqk + Dv),
                  "full": layers_fwd}[plan.recompute]
     total = fwd + bwd + recompute
     if plan.tp > 1 and not plan.sp:
@@ -728,6 +769,15 @@ def check(out, base):
         want = {k: value(base["stages"][0]["flops"], k) * plan.tp
                 for k in phases}
         want["backward"] += (plan.runs - 1) * grads
+        if plan.sp and plan.zero >= 2:
+            # Each tp rank sums the whole gathered output gradient into a
+            # row-parallel output's bias (see expected_model_traffic):
+            # tokens x width per bias, tp - 1 more times than split.
+            m = plan.model
+            widths = sum((m.D if m.has_attention(i) else 0) +
+                         (m.K * m.D if m.is_moe_layer(i) else 0)
+                         for i in range(m.L)) if m.gptoss else 0
+            want["backward"] += (plan.tp - 1) * BATCH * SEQ * widths
         # DualPipe adds the other copy's gradient: one FLOP per element.
         want["optimizer"] = (18 if plan.mirrored else 17) * masters
         for k, got in phases.items():
@@ -775,7 +825,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
     ap.add_argument("--models",
                     default="llama-tiny,mistral-tiny,mixtral-tiny,deepseek-tiny,"
-                    "hybrid-tiny")
+                    "gpt-oss-tiny,hybrid-tiny")
     ap.add_argument("--show", type=int, default=5)
     ap.add_argument("--digests", help="write each plan's hash of its step, "
                     "report and traces to this file")
