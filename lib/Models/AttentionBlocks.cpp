@@ -61,6 +61,8 @@ static Value normHeads(LayerScope &scope, const ModelConfig &c, Value v,
                        StringRef name, const Expr &heads) {
   GraphBuilder &g = scope.body();
   NormKind kind = c.norm == NormStyle::RMS ? NormKind::rms : NormKind::layer;
+  if (c.qkNorm == QKNorm::Weightless)
+    return g.norm(NormKind::rms, v);
   if (c.qkNorm == QKNorm::PerHead)
     return g.norm(kind, v, scope.weight(name, {S("Dh")}, "attention"));
   Value w = scope.weight(name, {heads, S("Dh")}, "attention");
@@ -83,13 +85,14 @@ static Value applySinks(LayerScope &scope, Value o) {
 }
 
 /// Multi-head and grouped-query attention: q, k, v projections with
-/// optional biases and norms, RoPE unless positions are learned, fused or
-/// unfused attention (over a sliding window when `sliding`), output
-/// projection.
+/// optional biases and norms, RoPE unless positions are learned or the
+/// layer has none, fused or unfused attention (over a sliding window in a
+/// sliding layer), output projection.
 static FailureOr<Value> buildGroupedAttention(LayerScope &scope,
                                               const ModelConfig &c,
                                               const BuildOptions &opts, Value x,
-                                              bool sliding) {
+                                              const LayerKind &layer) {
+  bool sliding = layer.sliding;
   GraphBuilder &g = scope.body();
   Expr D = S("D"), H = S("H"), Dh = S("Dh");
   // MHA models (GPT) have no separate kv-head count; nor has the unfused
@@ -103,11 +106,14 @@ static FailureOr<Value> buildGroupedAttention(LayerScope &scope,
   Value q = projectHeads(scope, c, x, wq, "q", H);
   Value k = projectHeads(scope, c, x, wk, "k", KV);
   Value v = projectHeads(scope, c, x, wv, "v", KV);
-  if (c.qkNorm != QKNorm::None) {
+  // Llama 4's positionless layers have neither the norm nor RoPE.
+  if (c.qkNorm != QKNorm::None && !layer.positionless) {
     q = normHeads(scope, c, q, "self_attn.q_norm", H);
     k = normHeads(scope, c, k, "self_attn.k_norm", KV);
   }
-  if (c.rotary && !c.learnedPositions) {
+  if (layer.positionless && c.attentionTemperature)
+    q = g.generic({q}, 1);
+  if (c.rotary && !c.learnedPositions && !layer.positionless) {
     // Partial rotary: the first Dr channels of each head rotate, the rest
     // pass through, and the two are joined again.
     auto rotate = [&](Value t) {
@@ -191,7 +197,7 @@ static Value buildLatentAttention(LayerScope &scope, const ModelConfig &c,
 
 FailureOr<Value> mlir::stage::models::buildAttention(
     LayerScope &scope, const ModelConfig &config, const BuildOptions &options,
-    Value x, bool sliding) {
+    Value x, const LayerKind &kind) {
   if (config.attention == AttentionKind::Latent) {
     if (options.attention == AttentionImpl::Unfused) {
       emitError(x.getLoc()) << "--attention=unfused is for multi-head "
@@ -200,5 +206,5 @@ FailureOr<Value> mlir::stage::models::buildAttention(
     }
     return buildLatentAttention(scope, config, x);
   }
-  return buildGroupedAttention(scope, config, options, x, sliding);
+  return buildGroupedAttention(scope, config, options, x, kind);
 }

@@ -33,6 +33,9 @@ llvm::SmallVector<LayerKind> models::getLayerKinds(const ModelConfig &c,
     }
     k.sliding =
         k.mixer == Mixer::Attention && windowBinds && c.isSlidingLayer(i);
+    k.positionless = k.mixer == Mixer::Attention &&
+                     i < int64_t(c.positionlessLayers.size()) &&
+                     c.positionlessLayers[i];
     kinds.push_back(k);
   }
   return kinds;

@@ -61,7 +61,7 @@ Type getComputeType(MLIRContext *ctx, Precision p);
 /// Each returns its contribution to the residual stream.
 FailureOr<Value> buildAttention(LayerScope &scope, const ModelConfig &config,
                                 const BuildOptions &options, Value x,
-                                bool sliding);
+                                const LayerKind &kind);
 Value buildFeedForward(LayerScope &scope, const ModelConfig &config, Value x,
                        bool moe);
 /// A Mamba or Mamba-2 mixer (SSMBlocks.cpp).

@@ -104,7 +104,7 @@ static FailureOr<Value> buildLayer(LayerScope &scope, const ModelConfig &c,
   auto mixer = [&](Value h) -> FailureOr<Value> {
     if (kind.mixer == Mixer::SSM)
       return buildMamba(scope, c, h);
-    return buildAttention(scope, c, o, h, kind.sliding);
+    return buildAttention(scope, c, o, h, kind);
   };
   // A layer with one block (Mamba's, Nemotron-H's) has one norm before it.
   if (kind.mixer == Mixer::None || kind.ffn == FfnKind::None) {

@@ -45,6 +45,7 @@ enum class QKNorm {
   None,
   PerHead,  // over each head's Dh channels, one weight of Dh (Qwen3, Gemma-3)
   AllHeads, // a weight of H*Dh (KV*Dh) channels (OLMo-2, Command-R+)
+  Weightless, // over each head's Dh channels, no weight (Llama 4's L2 norm)
 };
 
 enum class RouterScoring { Softmax, Sigmoid };
@@ -112,8 +113,11 @@ struct LayerKind {
   Mixer mixer = Mixer::Attention;
   FfnKind ffn = FfnKind::Dense;
   bool sliding = false;
+  /// Attention without positional encoding (Llama 4's NoPE layers).
+  bool positionless = false;
   bool operator==(const LayerKind &o) const {
-    return mixer == o.mixer && ffn == o.ffn && sliding == o.sliding;
+    return mixer == o.mixer && ffn == o.ffn && sliding == o.sliding &&
+           positionless == o.positionless;
   }
   bool operator!=(const LayerKind &o) const { return !(*this == o); }
 };
@@ -157,7 +161,15 @@ struct ModelConfig {
   /// Keys per query of sliding-window layers (Mistral's sliding_window).
   std::optional<int64_t> slidingWindow;
   /// Which layers slide; empty: all of them (when slidingWindow is set).
+  /// Llama 4's chunked attention (each query attends within its chunk of
+  /// C positions) is a window of C: the same score count in a prefill of
+  /// whole chunks (S/C blocks of C x C), and in decode at most C keys.
   std::vector<bool> slidingLayers;
+  /// Llama 4: the layers that attend without RoPE (and without the q and k
+  /// norm); empty: none. With attentionTemperature their queries are scaled
+  /// by a factor of the position (one multiply per element).
+  std::vector<bool> positionlessLayers;
+  bool attentionTemperature = false;
   /// Gemma-2's tanh soft-capping of attention scores and final logits.
   std::optional<double> attentionSoftcap, logitSoftcap;
   bool scaleEmbeddings = false; // Gemma: embeddings times sqrt(D)

@@ -732,6 +732,107 @@ static void readPhimoe(ConfigReader &r, ModelConfig &c) {
   c.moe = m;
 }
 
+/// Llama 4's text decoder (llama4_text): grouped-query attention whose
+/// layers alternate chunked attention with RoPE and a norm of q and k
+/// without weights, and, every no_rope_layer_interval-th layer, full
+/// attention without RoPE whose queries are scaled by a temperature of the
+/// position; num_local_experts SwiGLU experts of intermediate_size behind
+/// a top-k sigmoid router plus one shared expert of the same width, every
+/// interleave_moe_layer_step-th layer (or the layers moe_layers lists), and
+/// dense SwiGLU layers of intermediate_size_mlp between them.
+static void readLlama4Text(ConfigReader &r, ModelConfig &c) {
+  readDecoder(r, c, false);
+  MoEConfig m;
+  m.expertFfn = c.ffn;
+  c.ffn = r.integerOr("intermediate_size_mlp", 16384);
+  if (r.boolean("use_qk_norm", true))
+    c.qkNorm = QKNorm::Weightless;
+  c.attentionTemperature = r.boolean("attn_temperature_tuning", true);
+  // The temperature's constants; the router's noise.
+  r.understood({"floor_scale", "attn_scale", "router_jitter_noise",
+                "for_llm_compressor"});
+  m.experts = r.integerOr("num_local_experts", 16);
+  m.topK = r.integerOr("num_experts_per_tok", 1);
+  m.sharedExperts = 1;
+  m.scoring = RouterScoring::Sigmoid;
+  int64_t step = r.integerOr("interleave_moe_layer_step", 1);
+  std::vector<int64_t> moeLayers = r.integerList("moe_layers");
+  // transformers' name: 1 where a layer uses RoPE.
+  std::vector<int64_t> rope = r.integerList("no_rope_layers");
+  int64_t interval = r.integerOr("no_rope_layer_interval", 4);
+  std::optional<int64_t> chunk = r.optionalInteger("attention_chunk_size");
+  if (!r.ok())
+    return;
+  requireTopK(r, m, "num_local_experts");
+  if (rope.empty())
+    for (int64_t i = 0; i < c.layers; ++i)
+      rope.push_back((i + 1) % interval != 0);
+  if (int64_t(rope.size()) != c.layers) {
+    r.error() << "field 'no_rope_layers' lists " << rope.size()
+              << " layers but num_hidden_layers is " << c.layers;
+    return;
+  }
+  for (int64_t v : rope) {
+    if (v > 1) {
+      r.error() << "field 'no_rope_layers' has " << v
+                << "; expected 1 (RoPE) or 0 (none) per layer";
+      return;
+    }
+    c.positionlessLayers.push_back(v == 0);
+  }
+  // Chunked layers: those layer_types names so, else those with RoPE.
+  c.slidingWindow = chunk;
+  std::vector<std::string> types = r.stringList("layer_types");
+  if (!types.empty() && int64_t(types.size()) != c.layers) {
+    r.error() << "field 'layer_types' lists " << types.size()
+              << " layers but num_hidden_layers is " << c.layers;
+    return;
+  }
+  c.slidingLayers.clear();
+  for (int64_t i = 0; i < c.layers; ++i) {
+    if (types.empty()) {
+      c.slidingLayers.push_back(rope[i] == 1);
+      continue;
+    }
+    if (types[i] != "chunked_attention" && types[i] != "full_attention") {
+      r.error() << "field 'layer_types' has '" << types[i]
+                << "'; expected 'chunked_attention' or 'full_attention'";
+      return;
+    }
+    c.slidingLayers.push_back(types[i] == "chunked_attention");
+  }
+  if (moeLayers.empty()) {
+    m.layerPeriod = step;
+    m.layerPhase = step - 1;
+  } else {
+    for (int64_t l : moeLayers)
+      if (l >= c.layers) {
+        r.error() << "moe_layers lists layer " << l << " but the model has "
+                  << c.layers << " layers";
+        return;
+      }
+    for (int64_t i = 0; i < c.layers; ++i)
+      if (!llvm::is_contained(moeLayers, i))
+        m.denseLayers.push_back(i);
+  }
+  c.moe = m;
+}
+
+/// Llama 4 as released (llama4): the text decoder in text_config; the
+/// vision encoder is not built.
+static void readLlama4(ConfigReader &r, ModelConfig &c) {
+  ConfigReader &text = r.section("text_config");
+  markCostFreeFields(text);
+  readLlama4Text(text, c);
+  // The image tokens' ids; the text config says whether the head is tied.
+  r.understood({"vision_config", "boi_token_index", "eoi_token_index",
+                "image_token_index", "tie_word_embeddings"});
+  if (r.ok())
+    emitWarning(r.location())
+        << "the vision encoder (vision_config) and its projector are not "
+           "built: the model is the text decoder of text_config";
+}
+
 /// Mamba's dt rank: an integer or "auto", ceil(D / 16).
 static int64_t readDtRank(ConfigReader &r, StringRef key, int64_t hidden) {
   int64_t automatic = hidden / 16 + (hidden % 16 != 0);
@@ -937,6 +1038,8 @@ static const HFFamily kFamilies[] = {
     {"PhimoeForCausalLM", "phimoe", readPhimoe},
     {"Glm4MoeForCausalLM", "glm4_moe", readGlm4Moe},
     {"GptOssForCausalLM", "gpt_oss", readGptOss},
+    {"Llama4ForCausalLM", "llama4_text", readLlama4Text},
+    {"Llama4ForConditionalGeneration", "llama4", readLlama4},
     {"MambaForCausalLM", "mamba", readMamba},
     {"FalconMambaForCausalLM", "falcon_mamba", readFalconMamba},
     {"Mamba2ForCausalLM", "mamba2", readMamba2},

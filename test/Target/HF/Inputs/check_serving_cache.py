@@ -12,7 +12,8 @@ sizes = {"pythia-1.4b": dict(L=24, KV=16, Dh=128),
          "starcoder2-3b": dict(L=30, KV=2, Dh=128),
          "gpt-oss-20b": dict(L=24, KV=8, Dh=64, sliding=12, W=128),
          "glm-4.5-air": dict(L=46, KV=8, Dh=128),
-         "phi-3.5-moe": dict(L=32, KV=8, Dh=128)}
+         "phi-3.5-moe": dict(L=32, KV=8, Dh=128),
+         "llama-4-scout-17b-16e": dict(L=48, KV=8, Dh=128)}
 models = sys.argv[2].split(",")
 for model in models:
     m = sizes[model]
