@@ -146,6 +146,11 @@ static FailureOr<Value> buildGroupedAttention(LayerScope &scope,
   }
   if (c.attentionSinks)
     o = applySinks(scope, o);
+  if (c.attentionOutputGate) {
+    Value wg = scope.weight(projectionName(c, "gate"), {D, H, Dh}, "attention");
+    Value gate = g.einsum("bsd,dhk->bshk", {x, wg});
+    o = g.ewise(EwiseKind::mul, {o, g.ewise(EwiseKind::sigmoid, {gate})});
+  }
   Value wo = scope.weight("self_attn.o_proj", {H, Dh, D}, "attention");
   Value out = g.einsum("bshk,hkd->bsd", {o, wo});
   return addBias(scope, out, "self_attn.o_proj.bias", {D}, "attention",

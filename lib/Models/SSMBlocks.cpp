@@ -103,8 +103,62 @@ static Value buildMamba2(LayerScope &scope, const ModelConfig &c, Value h) {
   return addBias(scope, out, "mixer.out_proj.bias", {D}, "ssm", m.projBias);
 }
 
+/// Gated DeltaNet (Qwen3-Next's linear attention): in_proj_qkvz to the
+/// queries and keys (G key heads of N), the values and the gate z (Hm value
+/// heads of P), in_proj_ba to beta and the decay's input (one per value
+/// head); a causal convolution and SiLU on q, k and v; q and k normalized
+/// (the kernel's L2 norm); beta = sigmoid(b), the decay softplus(a +
+/// dt_bias) with A_log; the delta rule; the gated RMS norm (a weight of P,
+/// shared by the heads); out_proj.
+static Value buildGatedDeltaNet(LayerScope &scope, const ModelConfig &c,
+                                Value h) {
+  GraphBuilder &g = scope.body();
+  const SSMConfig &m = *c.ssm;
+  Expr D = S("D"), Hm = S("Hm"), P = S("P"), G = S("G"), N = S("Ns"),
+       Kc = S("Kc");
+  auto project = [&](StringRef name, StringRef spec, ArrayRef<Expr> to) {
+    SmallVector<Expr> dims{D};
+    dims.append(to.begin(), to.end());
+    return g.einsum(spec, {h, scope.weight(name, dims, "ssm")});
+  };
+  auto convolve = [&](StringRef part, Value v, ArrayRef<Expr> channels) {
+    SmallVector<Expr> taps(channels.begin(), channels.end());
+    taps.push_back(Kc);
+    std::string name = ("linear_attn.conv1d[" + part + "]").str();
+    Value y = g.conv1d(v, scope.weight(name, taps, "ssm"));
+    y = addBias(scope, y, name + ".bias", channels, "ssm", m.convBias);
+    return g.ewise(EwiseKind::silu, {y});
+  };
+  Value q = project("linear_attn.in_proj_qkvz[q]", "bsd,dgn->bsgn", {G, N});
+  Value k = project("linear_attn.in_proj_qkvz[k]", "bsd,dgn->bsgn", {G, N});
+  Value v = project("linear_attn.in_proj_qkvz[v]", "bsd,dhp->bshp", {Hm, P});
+  Value z = project("linear_attn.in_proj_qkvz[z]", "bsd,dhp->bshp", {Hm, P});
+  Value b = project("linear_attn.in_proj_ba[b]", "bsd,dh->bsh", {Hm});
+  Value a = project("linear_attn.in_proj_ba[a]", "bsd,dh->bsh", {Hm});
+  q = g.norm(NormKind::rms, convolve("q", q, {G, N}));
+  k = g.norm(NormKind::rms, convolve("k", k, {G, N}));
+  v = convolve("v", v, {Hm, P});
+  Value beta = g.ewise(EwiseKind::sigmoid, {b});
+  Value dt = g.ewise(EwiseKind::add,
+                     {a, scope.weight("linear_attn.dt_bias", {Hm}, "ssm")});
+  dt = g.generic({dt}, kSoftplusFlops);
+  Value y = g.ssmScan(v, dt, scope.weight("linear_attn.A_log", {Hm}, "ssm"), k,
+                      q, beta, Expr::symbol("Q"), /*delta=*/true);
+  y = g.ewise(EwiseKind::mul,
+              {g.norm(NormKind::rms, y, scope.weight("linear_attn.norm", {P}, "ssm")),
+               g.ewise(EwiseKind::silu, {z})});
+  Value wo = scope.weight("linear_attn.out_proj", {Hm, P, D}, "ssm");
+  return g.einsum("bshp,hpd->bsd", {y, wo});
+}
+
 Value mlir::stage::models::buildMamba(LayerScope &scope,
                                       const ModelConfig &config, Value x) {
-  return config.ssm->version == 1 ? buildMamba1(scope, config, x)
-                                  : buildMamba2(scope, config, x);
+  switch (config.ssm->version) {
+  case 1:
+    return buildMamba1(scope, config, x);
+  case 2:
+    return buildMamba2(scope, config, x);
+  default:
+    return buildGatedDeltaNet(scope, config, x);
+  }
 }

@@ -58,6 +58,19 @@ static std::string stateName(Operation *op, size_t index,
   return name;
 }
 
+/// Whether `sm` normalizes attention scores: a softmax of a product of two
+/// activations (q k^T), perhaps scaled or masked first; a router's softmax
+/// is of a product with a weight.
+static bool isAttentionScores(SoftmaxOp sm) {
+  Operation *def = sm->getOperand(0).getDefiningOp();
+  while (def && isa<EwiseOp>(def) && def->getNumOperands() == 1)
+    def = def->getOperand(0).getDefiningOp();
+  auto scores = dyn_cast_or_null<EinsumOp>(def);
+  return scores && scores.getInputs().size() == 2 &&
+         llvm::none_of(scores.getInputs(),
+                       [](Value v) { return bool(getSourceParam(v)); });
+}
+
 /// Reads the forward graph: which ops move into the serving regions, its
 /// attentions, its prompt tokens and its LM head. Removes the loss.
 FailureOr<ForwardProgram> mlir::stage::readForward(Block &body,
@@ -84,7 +97,8 @@ FailureOr<ForwardProgram> mlir::stage::readForward(Block &body,
   }
   std::set<std::string> used;
   body.walk([&](Operation *op) {
-    softmax |= isa<SoftmaxOp>(op);
+    if (auto sm = dyn_cast<SoftmaxOp>(op))
+      softmax |= isAttentionScores(sm);
     if (isa<SsmScanOp, Conv1dOp>(op)) {
       f.states.push_back({op, stateName(op, f.states.size(), used)});
       return;

@@ -78,9 +78,12 @@ struct MoEConfig {
   }
 };
 
-/// A Mamba (selective scan) or Mamba-2 (SSD) mixer.
+/// A Mamba (selective scan), Mamba-2 (SSD) or Gated DeltaNet (delta rule)
+/// mixer. Gated DeltaNet's heads are its value heads (Hm of P channels),
+/// its groups the key heads (G of N channels, shared by Hm / G value
+/// heads), its state N x P per value head.
 struct SSMConfig {
-  int version = 1;        // 1: Mamba, 2: Mamba-2
+  int version = 1;        // 1: Mamba, 2: Mamba-2, 3: Gated DeltaNet
   int64_t inner = 0;      // Di: expand * D channels
   int64_t state = 0;      // N: state per channel (d_state)
   int64_t convKernel = 4; // Kc: taps of the causal convolution
@@ -143,6 +146,9 @@ struct ModelConfig {
   /// gpt-oss's attention sinks: a learned logit per head that joins each
   /// row's softmax (weights of H; the output rescaled by its share).
   bool attentionSinks = false;
+  /// Qwen3-Next's gated attention: q_proj also yields a gate per head and
+  /// channel, and the attention's output is multiplied by its sigmoid.
+  bool attentionOutputGate = false;
   /// q, k and v clamped to [-clip, clip] after their projections (OLMoE's
   /// and DBRX's clip_qkv): a min and a max per element.
   bool clipQKV = false;

@@ -833,6 +833,64 @@ static void readLlama4(ConfigReader &r, ModelConfig &c) {
            "built: the model is the text decoder of text_config";
 }
 
+/// Qwen3-Next: layers of Gated DeltaNet linear attention and, every
+/// full_attention_interval-th (or as layer_types says), gated attention
+/// (q_proj also yields an output gate; per-head q and k norms; RoPE on
+/// partial_rotary_factor of each head); Qwen2-MoE's experts with a gated
+/// shared expert after each.
+static void readQwen3Next(ConfigReader &r, ModelConfig &c) {
+  readDecoder(r, c, false);
+  c.qkNorm = QKNorm::PerHead;
+  c.attentionOutputGate = true;
+  readQwenMoE(r, c, /*sharedExpert=*/true);
+  SSMConfig m;
+  m.version = 3;
+  m.heads = r.integerOr("linear_num_value_heads", 32);
+  m.headDim = r.integerOr("linear_value_head_dim", 128);
+  m.groups = r.integerOr("linear_num_key_heads", 16);
+  m.state = r.integerOr("linear_key_head_dim", 128);
+  m.convKernel = r.integerOr("linear_conv_kernel_dim", 4);
+  // The chunk of the released kernels (flash-linear-attention's
+  // chunk_gated_delta_rule); no config field sets it.
+  m.chunk = 64;
+  m.convBias = m.projBias = false;
+  int64_t interval = r.integerOr("full_attention_interval", 4);
+  std::vector<std::string> types = r.stringList("layer_types");
+  bool sliding = r.boolean("use_sliding_window", false);
+  warnMultiTokenPrediction(r);
+  if (!r.ok())
+    return;
+  if (sliding)
+    r.error() << "field 'use_sliding_window' is true: Qwen3-Next's "
+                 "attention layers attend to every key";
+  readRotaryFraction(r, c, "partial_rotary_factor", 0.25);
+  r.requireDivides("linear_num_key_heads", m.groups, "linear_num_value_heads",
+                   m.heads);
+  m.inner = r.product("linear_num_value_heads x linear_value_head_dim",
+                      m.heads, m.headDim);
+  if (!r.ok())
+    return;
+  if (!types.empty() && int64_t(types.size()) != c.layers) {
+    r.error() << "field 'layer_types' lists " << types.size()
+              << " layers but num_hidden_layers is " << c.layers;
+    return;
+  }
+  for (int64_t i = 0; i < c.layers; ++i) {
+    bool full = types.empty() ? (i + 1) % interval == 0
+                              : types[i] == "full_attention";
+    if (!types.empty() && !full && types[i] != "linear_attention") {
+      r.error() << "field 'layer_types' has '" << types[i]
+                << "'; expected 'linear_attention' or 'full_attention'";
+      return;
+    }
+    LayerKind k;
+    k.mixer = full ? Mixer::Attention : Mixer::SSM;
+    k.ffn = c.isMoELayer(i) ? FfnKind::MoE : FfnKind::Dense;
+    c.layerKinds.push_back(k);
+  }
+  c.ssm = m;
+}
+
 /// Mamba's dt rank: an integer or "auto", ceil(D / 16).
 static int64_t readDtRank(ConfigReader &r, StringRef key, int64_t hidden) {
   int64_t automatic = hidden / 16 + (hidden % 16 != 0);
@@ -1040,6 +1098,7 @@ static const HFFamily kFamilies[] = {
     {"GptOssForCausalLM", "gpt_oss", readGptOss},
     {"Llama4ForCausalLM", "llama4_text", readLlama4Text},
     {"Llama4ForConditionalGeneration", "llama4", readLlama4},
+    {"Qwen3NextForCausalLM", "qwen3_next", readQwen3Next},
     {"MambaForCausalLM", "mamba", readMamba},
     {"FalconMambaForCausalLM", "falcon_mamba", readFalconMamba},
     {"Mamba2ForCausalLM", "mamba2", readMamba2},

@@ -765,6 +765,22 @@ func.func @f(%x: !stage.tensor<[B, S, Di], bf16>, %a: !stage.tensor<[Di, N], bf1
 
 // -----
 
+func.func @f(%x: !stage.tensor<[B, S, Di], bf16>, %a: !stage.tensor<[Di, N], bf16>, %b: !stage.tensor<[B, S, N], bf16>, %d: !stage.tensor<[Di], bf16>) {
+  // expected-error @+1 {{delta rule needs heads and a chunk size (the chunked form's shapes)}}
+  %0 = stage.ssm_scan %x, %x, %a, %b, %b, %d delta : (!stage.tensor<[B, S, Di], bf16>, !stage.tensor<[B, S, Di], bf16>, !stage.tensor<[Di, N], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[Di], bf16>) -> !stage.tensor<[B, S, Di], bf16>
+  return
+}
+
+// -----
+
+func.func @f(%x: !stage.tensor<[B, S, H, P], bf16>, %dt: !stage.tensor<[B, S, H], bf16>, %a: !stage.tensor<[H], bf16>, %b: !stage.tensor<[B, S, G, N], bf16>) {
+  // expected-error @+1 {{beta must be [B, S, H], got [H]}}
+  %0 = stage.ssm_scan %x, %dt, %a, %b, %b, %a chunk <Q> delta : (!stage.tensor<[B, S, H, P], bf16>, !stage.tensor<[B, S, H], bf16>, !stage.tensor<[H], bf16>, !stage.tensor<[B, S, G, N], bf16>, !stage.tensor<[B, S, G, N], bf16>, !stage.tensor<[H], bf16>) -> !stage.tensor<[B, S, H, P], bf16>
+  return
+}
+
+// -----
+
 func.func @f(%x: !stage.tensor<[B, S, Di], bf16>, %a: !stage.tensor<[Di, N], bf16>, %b: !stage.tensor<[B, S, N], bf16>, %d: !stage.tensor<[Dj], bf16>) {
   // expected-error @+1 {{D must be [Di], got [Dj]}}
   %0 = stage.ssm_scan %x, %x, %a, %b, %b, %d : (!stage.tensor<[B, S, Di], bf16>, !stage.tensor<[B, S, Di], bf16>, !stage.tensor<[Di, N], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[B, S, N], bf16>, !stage.tensor<[Dj], bf16>) -> !stage.tensor<[B, S, Di], bf16>

@@ -1,5 +1,6 @@
 // RUN: stage-opt %s | stage-opt | FileCheck %s
 // RUN: stage-opt %s --stage-autodiff --test-stage-sharding-rules -o /dev/null 2>&1 | FileCheck %s --check-prefix=RULES
+// RUN: stage-opt %s --stage-autodiff | FileCheck %s --check-prefix=GRAD
 
 // The state-space ops round-trip, differentiate, and split as Megatron's
 // Mamba layers do: channels (heads, with their groups) over tensor-parallel
@@ -49,6 +50,29 @@ func.func @mamba2() -> !stage.tensor<[], f32> {
   %z = stage.ssm_scan %x, %dt, %a, %b1, %b1, %d chunk <Q> : (!stage.tensor<[B, S, Hm, P], bf16>, !stage.tensor<[B, S, Hm], bf16>, !stage.tensor<[Hm], bf16>, !stage.tensor<[B, S, 1, Ns], bf16>, !stage.tensor<[B, S, 1, Ns], bf16>, !stage.tensor<[Hm], bf16>) -> !stage.tensor<[B, S, Hm, P], bf16>
   %s = stage.ewise add %y, %z : (!stage.tensor<[B, S, Hm, P], bf16>, !stage.tensor<[B, S, Hm, P], bf16>) -> !stage.tensor<[B, S, Hm, P], bf16>
   %l = stage.reduce sum %s dims [0, 1, 2, 3] : !stage.tensor<[B, S, Hm, P], bf16> -> !stage.tensor<[], bf16>
+  %f = stage.ewise cast %l : (!stage.tensor<[], bf16>) -> !stage.tensor<[], f32>
+  return %f : !stage.tensor<[], f32>
+}
+
+
+// The delta rule (Gated DeltaNet): the chunked form's shapes, beta [b, s, h]
+// in the skip's place, split like dt with its heads; its gradient keeps the
+// form.
+// CHECK-LABEL: func.func @deltanet
+// CHECK: stage.ssm_scan {{.*}} chunk <Q> delta :
+// RULES-DAG: remark: stage.ssm_scan ([0, 1, 2, 4], [0, 1, 2], [2], [0, 1, 2, 3], [0, 1, 2, 3], [0, 1, 2]) -> ([0, 1, 2, 4]) frozen {1, 3, 4}
+// RULES-DAG: remark: stage.ssm_scan_grad ([0, 1, 2, 4], [0, 1, 2], [2], [0, 1, 2, 3], [0, 1, 2, 3], [0, 1, 2], [0, 1, 2, 4]) -> ([0, 1, 2, 4], [0, 1, 2], [2], [0, 1, 2, 3], [0, 1, 2, 3], [0, 1, 2]) summable {0, 1} frozen {1, 3, 4}
+// GRAD-LABEL: func.func @deltanet
+// GRAD: stage.ssm_scan_grad {{.*}} chunk <Q> delta :
+func.func @deltanet() -> !stage.tensor<[], f32> {
+  %x = stage.param "v" : !stage.tensor<[B, S, Hm, P], bf16>
+  %dt = stage.param "dt" : !stage.tensor<[B, S, Hm], bf16>
+  %a = stage.param "A" : !stage.tensor<[Hm], bf16>
+  %k = stage.param "k" : !stage.tensor<[B, S, G, Ns], bf16>
+  %q = stage.param "q" : !stage.tensor<[B, S, G, Ns], bf16>
+  %beta = stage.param "beta" : !stage.tensor<[B, S, Hm], bf16>
+  %y = stage.ssm_scan %x, %dt, %a, %k, %q, %beta chunk <Q> delta : (!stage.tensor<[B, S, Hm, P], bf16>, !stage.tensor<[B, S, Hm], bf16>, !stage.tensor<[Hm], bf16>, !stage.tensor<[B, S, G, Ns], bf16>, !stage.tensor<[B, S, G, Ns], bf16>, !stage.tensor<[B, S, Hm], bf16>) -> !stage.tensor<[B, S, Hm, P], bf16>
+  %l = stage.reduce sum %y dims [0, 1, 2, 3] : !stage.tensor<[B, S, Hm, P], bf16> -> !stage.tensor<[], bf16>
   %f = stage.ewise cast %l : (!stage.tensor<[], bf16>) -> !stage.tensor<[], f32>
   return %f : !stage.tensor<[], f32>
 }

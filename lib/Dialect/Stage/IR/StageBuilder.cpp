@@ -93,10 +93,11 @@ Value GraphBuilder::conv1d(Value x, Value w) {
 }
 
 Value GraphBuilder::ssmScan(Value x, Value dt, Value a, Value bm, Value c,
-                            Value d, std::optional<Expr> chunk) {
+                            Value d, std::optional<Expr> chunk, bool delta) {
   return SsmScanOp::create(
       b, loc, x.getType(), x, dt, a, bm, c, d,
-      chunk ? ExprAttr::get(b.getContext(), *chunk) : ExprAttr(), StringAttr());
+      chunk ? ExprAttr::get(b.getContext(), *chunk) : ExprAttr(),
+      delta ? b.getUnitAttr() : UnitAttr(), StringAttr());
 }
 
 Value GraphBuilder::embedding(Value table, Value ids) {

@@ -158,14 +158,14 @@ FactorModel Conv1dGradOp::getShardingRule(const ShardingRuleOptions &) {
 namespace {
 /// The dimensions of a scan, by form.
 struct ScanShape {
-  bool chunked;
+  bool chunked, delta;
   Expr batch, seq, channels, headDim, groups, state;
 };
 } // namespace
 
 static FailureOr<ScanShape> readScan(Operation *op, Value x, Value dt, Value a,
-                                     Value b, Value c, Value d,
-                                     ExprAttr chunk) {
+                                     Value b, Value c, Value d, ExprAttr chunk,
+                                     bool delta) {
   SymTensorType xt = getTensorType(x), dtt = getTensorType(dt),
                 at = getTensorType(a), bt = getTensorType(b),
                 ct = getTensorType(c), skip = getTensorType(d);
@@ -188,6 +188,10 @@ static FailureOr<ScanShape> readScan(Operation *op, Value x, Value dt, Value a,
   if (s.chunked != bool(chunk))
     return op->emitOpError(s.chunked ? "with heads needs a chunk size"
                                      : "selective form takes no chunk size");
+  s.delta = delta;
+  if (delta && !s.chunked)
+    return op->emitOpError("delta rule needs heads and a chunk size "
+                           "(the chunked form's shapes)");
   s.batch = xt.getDim(0);
   s.seq = xt.getDim(1);
   s.channels = xt.getDim(2);
@@ -207,8 +211,13 @@ static FailureOr<ScanShape> readScan(Operation *op, Value x, Value dt, Value a,
         failed(expect("B", bt, {s.batch, s.seq, s.state})))
       return failure();
   }
-  if (failed(expect("C", ct, bt.getDims())) ||
-      failed(expect("D", skip, {s.channels})))
+  if (failed(expect("C", ct, bt.getDims())))
+    return failure();
+  if (delta)
+    return failed(expect("beta", skip, {s.batch, s.seq, s.channels}))
+               ? FailureOr<ScanShape>(failure())
+               : FailureOr<ScanShape>(s);
+  if (failed(expect("D", skip, {s.channels})))
     return failure();
   return s;
 }
@@ -217,7 +226,7 @@ LogicalResult SsmScanOp::verify() {
   if (getResult().getType().getDims() != getInput().getType().getDims())
     return emitOpError("result must have the input's shape");
   return readScan(*this, getInput(), getDt(), getA(), getB(), getC(), getD(),
-                  getChunkAttr());
+                  getChunkAttr(), getDelta());
 }
 
 LogicalResult SsmScanGradOp::verify() {
@@ -229,7 +238,7 @@ LogicalResult SsmScanGradOp::verify() {
   if (getGrad().getType().getDims() != getInput().getType().getDims())
     return emitOpError("the output gradient must have the input's shape");
   return readScan(*this, getInput(), getDt(), getA(), getB(), getC(), getD(),
-                  getChunkAttr());
+                  getChunkAttr(), getDelta());
 }
 
 /// The forward scan: selective, 9 FLOPs per (token, channel, state) (the
@@ -246,6 +255,16 @@ static Cost scanCost(Operation *op, const ScanShape &s, ExprAttr chunk) {
   if (!s.chunked)
     return {Expr(), Expr(9) * tokens * s.channels * s.state + skip, bytes};
   Expr Q = chunk.getValue();
+  if (s.delta) {
+    // Per token and head: K K^T, W and Q K^T; U and the masked product
+    // with x; W S, Q S and the state's update. Vector: the triangular
+    // solve, the decay mask, beta's scaling of k and x.
+    Expr N = s.state, P = s.headDim;
+    Expr matrix = Expr(6) * Q * N + Expr(4) * Q * P + Expr(6) * N * P;
+    Expr vector = Expr(sym::Rational(sym::BigInt(2), sym::BigInt(3))) * Q * Q +
+                  Expr(2) * Q + N + P;
+    return {tokens * s.channels * matrix, tokens * s.channels * vector, bytes};
+  }
   Expr perToken = Expr(2) * Q * s.state * s.groups +
                   Expr(2) * Q * s.headDim * s.channels +
                   Expr(4) * s.state * s.headDim * s.channels;
@@ -254,7 +273,7 @@ static Cost scanCost(Operation *op, const ScanShape &s, ExprAttr chunk) {
 
 Cost SsmScanOp::getCost() {
   FailureOr<ScanShape> s = readScan(*this, getInput(), getDt(), getA(), getB(),
-                                    getC(), getD(), getChunkAttr());
+                                    getC(), getD(), getChunkAttr(), getDelta());
   if (failed(s))
     return Cost();
   Cost c = scanCost(*this, *s, getChunkAttr());
@@ -268,7 +287,7 @@ Cost SsmScanOp::getCost() {
 // forward's work.
 Cost SsmScanGradOp::getCost() {
   FailureOr<ScanShape> s = readScan(*this, getInput(), getDt(), getA(), getB(),
-                                    getC(), getD(), getChunkAttr());
+                                    getC(), getD(), getChunkAttr(), getDelta());
   if (failed(s))
     return Cost();
   Cost f = scanCost(*this, *s, getChunkAttr());
@@ -295,7 +314,7 @@ LogicalResult SsmScanOp::buildGradient(GradientEmitter &e) {
   }
   auto op = SsmScanGradOp::create(g.builder(), g.getLoc(), types, fwd[0],
                                   fwd[1], fwd[2], fwd[3], fwd[4], fwd[5], dc,
-                                  getChunkAttr());
+                                  getChunkAttr(), getDeltaAttr());
   for (auto [in, grad] : llvm::zip(ins, op.getResults()))
     if (e.needsGradient(in))
       e.addGradient(in, grad);
@@ -311,7 +330,8 @@ LogicalResult SsmScanGradOp::buildGradient(GradientEmitter &) {
 /// several (a single group is shared by every rank); batch split; the
 /// sequence, the state and the head dim never (the scan runs along the
 /// sequence: context parallelism gathers it).
-static FactorModel scanRule(bool chunked, bool sharedGroup, bool gradient) {
+static FactorModel scanRule(bool chunked, bool sharedGroup, bool delta,
+                            bool gradient) {
   FactorModel m;
   int fb = m.addFactor(), fs = m.addFactor(), fc = m.addFactor(),
       fn = m.addFactor();
@@ -336,7 +356,8 @@ static FactorModel scanRule(bool chunked, bool sharedGroup, bool gradient) {
     a = {fc, fn};
     b = {fb, fs, fn};
   }
-  SmallVector<int> d = {fc};
+  // D, one per head; the delta rule's beta, one per token and head.
+  SmallVector<int> d = delta ? dt : SmallVector<int>{fc};
   m.operands = {x, dt, a, b, b, d};
   if (!gradient) {
     m.results = {x};
@@ -360,10 +381,10 @@ static bool singleGroup(Value b) {
 
 FactorModel SsmScanOp::getShardingRule(const ShardingRuleOptions &) {
   return scanRule(getInput().getType().getRank() == 4, singleGroup(getB()),
-                  false);
+                  getDelta(), false);
 }
 
 FactorModel SsmScanGradOp::getShardingRule(const ShardingRuleOptions &) {
   return scanRule(getInput().getType().getRank() == 4, singleGroup(getB()),
-                  true);
+                  getDelta(), true);
 }

@@ -13,7 +13,13 @@ sizes = {"pythia-1.4b": dict(L=24, KV=16, Dh=128),
          "gpt-oss-20b": dict(L=24, KV=8, Dh=64, sliding=12, W=128),
          "glm-4.5-air": dict(L=46, KV=8, Dh=128),
          "phi-3.5-moe": dict(L=32, KV=8, Dh=128),
-         "llama-4-scout-17b-16e": dict(L=48, KV=8, Dh=128)}
+         "llama-4-scout-17b-16e": dict(L=48, KV=8, Dh=128),
+         # 12 attention layers; 36 Gated DeltaNet layers, each request's
+         # state there: 32 value heads of 128 x 128, and the convolution's
+         # last 3 inputs of q, k (16 x 128 each) and v (32 x 128).
+         "qwen3-next-80b-a3b": dict(L=12, KV=2, Dh=256,
+                                    state=36 * (32 * 128 * 128
+                                                + 3 * (2 * 16 * 128 + 32 * 128)))}
 models = sys.argv[2].split(",")
 for model in models:
     m = sizes[model]
@@ -22,7 +28,8 @@ for model in models:
     for B in (1, 8, 64):
         r = json.load(open(f"{prefix}.{model}.{B}.json"))
         cache = r["stages"][0]["memory"]["kv_cache"]["value"]
-        want = 2 * 2 * B * positions * m["KV"] * m["Dh"] // TP
+        want = (2 * 2 * B * positions * m["KV"] * m["Dh"]
+                + 2 * B * m.get("state", 0)) // TP
         tpot = r["job"]["job_time"]["tpot"]["value"]
         print(f"{model} B={B} cache {'exact' if cache == want else (cache, want)}, "
               f"decode time {'positive' if tpot > 0 else tpot}")

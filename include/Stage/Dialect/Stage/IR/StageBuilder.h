@@ -65,8 +65,10 @@ public:
   Value conv1d(Value x, Value w);
   /// The selective scan with its skip `d` (`a` the log of -A; `chunk`
   /// set: Mamba-2's chunked form).
+  /// With `delta`, the delta rule: `d` is then beta (ssm_scan's forms).
   Value ssmScan(Value x, Value dt, Value a, Value b, Value c, Value d,
-                std::optional<sym::Expr> chunk = std::nullopt);
+                std::optional<sym::Expr> chunk = std::nullopt,
+                bool delta = false);
   Value crossEntropy(Value logits, Value labels, Type elementType);
   Value reshape(Value x, ArrayRef<sym::Expr> dims);
   Value transpose(Value x, ArrayRef<int64_t> permutation);

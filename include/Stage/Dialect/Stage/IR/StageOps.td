@@ -386,6 +386,17 @@ def Stage_SsmScanOp : Stage_ShardedOp<"ssm_scan"> {
       the chunk's `C B^T` (2 Q N per group), its product with `x` (2 Q P
       per head), the chunk states and their read-out (4 N P per head), as
       matrix-unit FLOPs (docs/CostModel.md).
+    - the delta rule (Gated DeltaNet, with `chunk Q` and `delta`): the
+      chunked form's shapes with `B` the keys, `C` the queries, `x` the
+      values and the last operand `beta` `[batch, seq, heads]`, how much
+      each token overwrites: `S_t = exp(dt_t A) S_t-1 (I - beta_t k_t
+      k_t^T) + beta_t x_t k_t^T`, `y_t = S_t q_t`, no skip. Per token and
+      head, as the chunked kernels compute it (Yang et al. 2024): `K K^T`,
+      the WY factors `W = T beta K` and `Q K^T` (6 Q N), `U = T beta x`
+      and the masked product with `x` (4 Q P), and with the state `W S`,
+      `Q S` and its update `K^T (U - W S)` (6 N P) on the matrix units; the
+      triangular solve for `T` (2 Q^2 / 3), the decay mask (2 Q) and the
+      scaling by `beta` (N + P) on the vector units.
 
     With `state`, the recurrence starts from and ends in the named cache
     (serving): its `N` values per channel are read and written once per
@@ -401,11 +412,13 @@ def Stage_SsmScanOp : Stage_ShardedOp<"ssm_scan"> {
   let arguments = (ins Stage_Tensor:$input, Stage_Tensor:$dt, Stage_Tensor:$a,
                        Stage_Tensor:$b, Stage_Tensor:$c, Stage_Tensor:$d,
                        OptionalAttr<Stage_ExprAttr>:$chunk,
+                       UnitAttr:$delta,
                        OptionalAttr<StrAttr>:$state);
   let results = (outs Stage_Tensor:$result);
   let assemblyFormat = [{
     $input `,` $dt `,` $a `,` $b `,` $c `,` $d (`chunk` $chunk^)?
-    (`state` $state^)? attr-dict `:` functional-type(operands, $result)
+    (`delta` $delta^)? (`state` $state^)? attr-dict `:`
+    functional-type(operands, $result)
   }];
   let hasVerifier = 1;
 }

@@ -176,18 +176,19 @@ def Stage_SsmScanGradOp : Stage_ShardedOp<"ssm_scan_grad"> {
     inside the kernel (Mamba's fused backward) and runs the reverse
     recurrence: 27 FLOPs per (token, channel, state), 9 of them the
     recomputation, and 4 per (token, channel) for the skip. The chunked
-    form costs twice the forward's FLOPs.
+    form and the delta rule cost twice the forward's FLOPs.
   }];
   let arguments = (ins Stage_Tensor:$input, Stage_Tensor:$dt, Stage_Tensor:$a,
                        Stage_Tensor:$b, Stage_Tensor:$c, Stage_Tensor:$d,
                        Stage_Tensor:$grad,
-                       OptionalAttr<Stage_ExprAttr>:$chunk);
+                       OptionalAttr<Stage_ExprAttr>:$chunk,
+                       UnitAttr:$delta);
   let results = (outs Stage_Tensor:$input_grad, Stage_Tensor:$dt_grad,
                       Stage_Tensor:$a_grad, Stage_Tensor:$b_grad,
                       Stage_Tensor:$c_grad, Stage_Tensor:$d_grad);
   let assemblyFormat = [{
     $input `,` $dt `,` $a `,` $b `,` $c `,` $d `,` $grad (`chunk` $chunk^)?
-    attr-dict `:` functional-type(operands, results)
+    (`delta` $delta^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
