@@ -100,10 +100,23 @@ static FailureOr<Value> buildGroupedAttention(LayerScope &scope,
   bool mha = c.kvHeads == c.heads &&
              (c.learnedPositions || opts.attention == AttentionImpl::Unfused);
   Expr KV = mha ? H : S("KV");
-  Value wq = scope.weight(projectionName(c, "q"), {D, H, Dh}, "attention");
+  Value q, gate;
+  if (c.attentionOutputGate) {
+    // Qwen3-Next's q_proj yields each head's query and its gate side by
+    // side, [H, 2 Dh]: one product, as the checkpoint's one tensor.
+    Value wqg =
+        scope.weight(projectionName(c, "q"), {D, H, Expr(2) * Dh}, "attention");
+    Value qg = g.einsum("bsd,dhk->bshk", {x, wqg});
+    qg = addBias(scope, qg, projectionName(c, "q") + ".bias",
+                 {H, Expr(2) * Dh}, "attention", c.qkvBias);
+    q = g.slice(qg, 3, Expr(0), Dh);
+    gate = g.slice(qg, 3, Dh, Dh);
+  } else {
+    Value wq = scope.weight(projectionName(c, "q"), {D, H, Dh}, "attention");
+    q = projectHeads(scope, c, x, wq, "q", H);
+  }
   Value wk = scope.weight(projectionName(c, "k"), {D, KV, Dh}, "attention");
   Value wv = scope.weight(projectionName(c, "v"), {D, KV, Dh}, "attention");
-  Value q = projectHeads(scope, c, x, wq, "q", H);
   Value k = projectHeads(scope, c, x, wk, "k", KV);
   Value v = projectHeads(scope, c, x, wv, "v", KV);
   // Llama 4's positionless layers have neither the norm nor RoPE.
@@ -146,11 +159,8 @@ static FailureOr<Value> buildGroupedAttention(LayerScope &scope,
   }
   if (c.attentionSinks)
     o = applySinks(scope, o);
-  if (c.attentionOutputGate) {
-    Value wg = scope.weight(projectionName(c, "gate"), {D, H, Dh}, "attention");
-    Value gate = g.einsum("bsd,dhk->bshk", {x, wg});
+  if (gate)
     o = g.ewise(EwiseKind::mul, {o, g.ewise(EwiseKind::sigmoid, {gate})});
-  }
   Value wo = scope.weight("self_attn.o_proj", {H, Dh, D}, "attention");
   Value out = g.einsum("bshk,hkd->bsd", {o, wo});
   return addBias(scope, out, "self_attn.o_proj.bias", {D}, "attention",

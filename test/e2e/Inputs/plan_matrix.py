@@ -55,7 +55,7 @@ class Param:
     applies to it, and whether it is an expert weight (split by ep)."""
 
     def __init__(self, count, tp_div, expert=False, read_backward=True,
-                 output_bias=False):
+                 output_bias=False, per_head=lambda tp: False):
         self.count, self.tp_div, self.expert = count, tp_div, expert
         # Whether the backward reads the weight (FSDP gathers it again).
         self.read_backward = read_backward
@@ -63,6 +63,10 @@ class Param:
         # split it): its gradient sums the output's gradient over the
         # tokens (see expected_model_traffic).
         self.output_bias = output_bias
+        # Whether a weight tp does not split is applied to every head of
+        # heads tp splits (a per-head norm's; k's only while tp does not
+        # exceed the kv heads): its gradient sums over them.
+        self.per_head = per_head
         self.in_layer = True  # a transformer layer's, not embedding or head
 
 
@@ -83,12 +87,24 @@ class Model:
         self.V = c["vocab_size"]
         self.F = c["intermediate_size"]
         self.gptoss = "GptOss" in self.arch
+        # Qwen3-Next made dense (every layer in mlp_only_layers): Gated
+        # DeltaNet layers ('N') and every full_attention_interval-th a gated
+        # attention layer ('G'), each with an MLP.
+        self.qnext = "Qwen3Next" in self.arch
         self.moe = ("Mixtral" in self.arch or "Deepseek" in self.arch
                     or self.gptoss)
         self.mla = "Deepseek" in self.arch
         # Layer kinds: 'A' attention and an MLP; a Nemotron-H pattern's 'M'
         # (a Mamba-2 mixer), '*' (attention) and '-' (a ReLU^2 MLP).
         self.kinds = list(c.get("hybrid_override_pattern", "A" * self.L))
+        if self.qnext:
+            every = c["full_attention_interval"]
+            self.kinds = ["G" if (i + 1) % every == 0 else "N"
+                          for i in range(self.L)]
+            self.Hm, self.P = (c["linear_num_value_heads"],
+                               c["linear_value_head_dim"])
+            self.G, self.Ns = c["linear_num_key_heads"], c["linear_key_head_dim"]
+            self.Kc, self.Q = c["linear_conv_kernel_dim"], 64
         self.ssm = "M" in self.kinds
         if self.ssm:
             self.Hm, self.P = c["mamba_num_heads"], c["mamba_head_dim"]
@@ -118,15 +134,26 @@ class Model:
                      for t in types]
         # Layers of different kinds alternate in a period that pipeline
         # stages keep whole: the units a pipeline splits.
+        kinds = list(zip(types, self.kinds)) if self.qnext else types
         period = next(p for p in range(1, self.L + 1) if self.L % p == 0
-                      and all(t == types[i % p] for i, t in enumerate(types)))
+                      and all(k == kinds[i % p] for i, k in enumerate(kinds)))
         self.units = self.L // period
 
     def is_moe_layer(self, i):
         return self.moe and i >= self.dense_layers
 
     def has_attention(self, i):
-        return self.kinds[i] in "A*"
+        return self.kinds[i] in "A*G"
+
+    def delta_per_token(self, i):
+        """Matrix FLOPs per token of layer i's chunked delta rule, forward
+        (Yang et al. 2024), per value head: K K^T, W and Q K^T within the
+        chunk (2 Q N each), U and the masked product with the values (2 Q
+        P each), W S, Q S and the state update (2 N P each)."""
+        if self.kinds[i] != "N":
+            return 0
+        Q, N, P = self.Q, self.Ns, self.P
+        return self.Hm * (6 * Q * N + 4 * Q * P + 6 * N * P)
 
     def ssd_per_token(self, i):
         """Matrix FLOPs per token of layer i's chunked scan, forward (Dao
@@ -169,9 +196,38 @@ class Model:
             ps += [Param(D * self.F, tp_h), Param(self.F * D, tp_h)]
         return ps
 
+    def qnext_layer_params(self, i):
+        """Two norms, the mixer and the MLP. Gated DeltaNet's weights split
+        over tp by value heads or key heads (the gated norm's weight of P,
+        shared by the heads, is whole); gated attention's q, its gate and o
+        by heads, k and v by kv heads, its q and k norms (Dh) whole."""
+        D, tp_h, one = self.D, lambda tp: tp, lambda tp: 1
+        ps = [Param(D, one), Param(D, one)]
+        if self.kinds[i] == "N":
+            Hm, P, G, N, Kc = self.Hm, self.P, self.G, self.Ns, self.Kc
+            ps += [Param(D * G * N, tp_h), Param(D * G * N, tp_h),
+                   Param(D * Hm * P, tp_h), Param(D * Hm * P, tp_h),
+                   Param(D * Hm, tp_h), Param(D * Hm, tp_h),  # in_proj
+                   Param(G * N * Kc, tp_h), Param(G * N * Kc, tp_h),
+                   Param(Hm * P * Kc, tp_h),  # the convolutions
+                   Param(Hm, tp_h, read_backward=False),  # dt_bias, added
+                   Param(Hm, tp_h), Param(P, one, per_head=lambda tp: True),  # A_log, norm
+                   Param(Hm * P * D, tp_h)]  # out_proj
+        else:
+            H, KV, Dh = self.H, self.KV, self.Dh
+            ps += [Param(2 * D * H * Dh, tp_h),  # q and its gate
+                   Param(D * KV * Dh, self.kv_div),
+                   Param(D * KV * Dh, self.kv_div), Param(H * Dh * D, tp_h),
+                   Param(Dh, one, per_head=lambda tp: True),
+                   Param(Dh, one, per_head=lambda tp: tp <= KV)]
+        ps += [Param(D * self.F, tp_h) for _ in range(3)]
+        return ps
+
     def layer_params(self, i):
         if self.ssm:
             return self.hybrid_layer_params(i)
+        if self.qnext:
+            return self.qnext_layer_params(i)
         D, H, tp_h = self.D, self.H, lambda tp: tp
         one = lambda tp: 1
         ps = [Param(D, one), Param(D, one)]  # the two norms
@@ -231,6 +287,14 @@ class Model:
             return D * (2 * Hm * P + 2 * G * Ns + Hm) + Hm * P * D
         if self.ssm and self.kinds[i] == "-":
             return 2 * D * self.F
+        if self.qnext and self.kinds[i] == "N":
+            Hm, P, G, N = self.Hm, self.P, self.G, self.Ns
+            return (D * (2 * G * N + 2 * Hm * P + 2 * Hm) + Hm * P * D
+                    + 3 * D * self.F)
+        if self.qnext:  # gated attention: q and its gate, k, v, o; the MLP
+            Dh = self.Dh
+            return (2 * D * H * Dh + 2 * D * self.KV * Dh + H * Dh * D
+                    + 3 * D * self.F)
         if self.mla:
             n = (D * self.Qr + self.Qr * H * (self.Dn + self.Dr)
                  + D * (self.Dr + self.Kr) + self.Kr * H * (self.Dv + self.Dn)
@@ -314,14 +378,15 @@ def enumerate_plans(model):
     eps = [1, 2] if model.moe else [1]
     tuples = [t + (ep,) for t in itertools.product([1, 2], repeat=4)
               for ep in eps]  # (dp, tp, pp, cp, ep)
-    if model.ssm:  # context parallelism refuses state-space scans
+    scans = model.ssm or model.qnext
+    if scans:  # context parallelism refuses state-space scans
         tuples = [t for t in tuples if t[3] == 1]
     tuples += [(1, 4, 1, 1, 1), (2, 4, 2, 1, 1)]
-    if not model.ssm:
+    if not scans:
         tuples += [(1, 4, 2, 2, 1)]
     if model.units >= 8:
         tuples += [(1, 1, 4, 1, 1), (2, 2, 4, 1, 1)]
-        if not model.ssm:
+        if not scans:
             tuples += [(1, 2, 4, 2, 1)]
     if model.moe:
         tuples += [(1, 1, 1, 1, 4), (1, 2, 2, 1, 4), (2, 1, 2, 1, 4),
@@ -612,7 +677,7 @@ def expected_model_traffic(plan, stage, layers, ps):
     if tp > 1 and last:
         # The vocabulary-parallel cross-entropy: 3 fp32 statistics per token.
         add(out, "all_reduce_tp", M * 3 * FP32 * tokens)
-    if tp > 1 and plan.sp:
+    if tp > 1:
         # Under SP a weight that tp does not split sees its rank's part of
         # the sequence: its gradient is a partial sum over tp (the norms,
         # the router, MLA's down-projections, replicated kv projections,
@@ -622,8 +687,10 @@ def expected_model_traffic(plan, stage, layers, ps):
         # output's bias sums instead the output gradient that the
         # contraction's backward gathers over tp anyway: no collective, tp
         # copies of the sum (counted in check()).
+        # A weight every head applies sees its rank's heads, SP or not.
         partial = sum(local_elements(plan, p, plan.zero >= 1) for p in ps
                       if p.tp_div(tp) == 1
+                      and (plan.sp or p.per_head(tp))
                       and not (p.output_bias and plan.zero >= 2))
         add(out, "all_reduce_tp", grad_reductions(plan) * BF16 * partial)
     kv_heads = m.KV // m.kv_div(tp)
@@ -679,7 +746,8 @@ def expected_contraction(plan):
                  if m.has_attention(i))
     # A chunked scan's backward is twice its forward, like a weight's.
     layers_fwd = sum(2 * T * m.matmul_weights_per_token(i) +
-                     T * m.ssd_per_token(i) for i in range(m.L)) + \
+                     T * (m.ssd_per_token(i) + m.delta_per_token(i))
+                     for i in range(m.L)) + \
         scores * (Dqk + Dv)
     head = 2 * T * m.D * m.V
     fwd = layers_fwd + head
@@ -825,7 +893,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
     ap.add_argument("--models",
                     default="llama-tiny,mistral-tiny,mixtral-tiny,deepseek-tiny,"
-                    "gpt-oss-tiny,hybrid-tiny")
+                    "gpt-oss-tiny,qwen3-next-tiny,hybrid-tiny")
     ap.add_argument("--show", type=int, default=5)
     ap.add_argument("--digests", help="write each plan's hash of its step, "
                     "report and traces to this file")
