@@ -91,6 +91,9 @@ class Model:
         # DeltaNet layers ('N') and every full_attention_interval-th a gated
         # attention layer ('G'), each with an MLP.
         self.qnext = "Qwen3Next" in self.arch
+        # Command-R: attention and the MLP read one norm of the layer's
+        # input in parallel, and their outputs join the residual together.
+        self.parallel = "Cohere" in self.arch
         self.moe = ("Mixtral" in self.arch or "Deepseek" in self.arch
                     or self.gptoss)
         self.mla = "Deepseek" in self.arch
@@ -230,7 +233,8 @@ class Model:
             return self.qnext_layer_params(i)
         D, H, tp_h = self.D, self.H, lambda tp: tp
         one = lambda tp: 1
-        ps = [Param(D, one), Param(D, one)]  # the two norms
+        # The two norms; a parallel layer's one.
+        ps = [Param(D, one)] * (1 if self.parallel else 2)
         if self.mla:
             Qr, Kr, Dn, Dr, Dv = self.Qr, self.Kr, self.Dn, self.Dr, self.Dv
             ps += [Param(D * Qr, one), Param(Qr, one),
@@ -630,6 +634,12 @@ def layer_widths(m, i):
         attn_rs = [m.Qr, m.Kr, m.Dr]
     else:
         attn_ag = attn_regather = attn_rs = [D]
+    if m.parallel:
+        # One norm's output gathered for both blocks, their partial sums
+        # added and reduced once; backward, the output gradient gathered
+        # once and the input's reduced once.
+        return {k: [D] for k in
+                ("fwd_rs", "fwd_ag", "bwd_dy", "regather", "bwd_rs")}
     if m.is_moe_layer(i):
         mlp = [m.K * D] + ([D] if m.Fs else [])
     else:
@@ -893,7 +903,7 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
     ap.add_argument("--models",
                     default="llama-tiny,mistral-tiny,mixtral-tiny,deepseek-tiny,"
-                    "gpt-oss-tiny,qwen3-next-tiny,hybrid-tiny")
+                    "gpt-oss-tiny,qwen3-next-tiny,cohere-tiny,hybrid-tiny")
     ap.add_argument("--show", type=int, default=5)
     ap.add_argument("--digests", help="write each plan's hash of its step, "
                     "report and traces to this file")
