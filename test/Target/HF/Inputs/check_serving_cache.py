@@ -14,6 +14,7 @@ sizes = {"pythia-1.4b": dict(L=24, KV=16, Dh=128),
          "glm-4.5-air": dict(L=46, KV=8, Dh=128),
          "phi-3.5-moe": dict(L=32, KV=8, Dh=128),
          "llama-4-scout-17b-16e": dict(L=48, KV=8, Dh=128),
+         "qwen1.5-moe-a2.7b": dict(L=24, KV=16, Dh=128),
          # 12 attention layers; 36 Gated DeltaNet layers, each request's
          # state there: 32 value heads of 128 x 128, and the convolution's
          # last 3 inputs of q, k (16 x 128 each) and v (32 x 128).
