@@ -57,14 +57,25 @@ static Value buildMamba1(LayerScope &scope, const ModelConfig &c, Value h) {
   return project("mixer.out_proj", y, "bse,ed->bsd", Di, D, m.projBias);
 }
 
+/// A causal convolution of `v` by the weight `name` (`channels` x Kc taps,
+/// a bias when `bias`), then SiLU: Mamba-2's and Gated DeltaNet's.
+static Value convolveSilu(LayerScope &scope, const std::string &name, Value v,
+                          ArrayRef<Expr> channels, bool bias) {
+  GraphBuilder &g = scope.body();
+  SmallVector<Expr> taps(channels.begin(), channels.end());
+  taps.push_back(S("Kc"));
+  Value y = g.conv1d(v, scope.weight(name, taps, "ssm"));
+  y = addBias(scope, y, name + ".bias", channels, "ssm", bias);
+  return g.ewise(EwiseKind::silu, {y});
+}
+
 /// Mamba-2: in_proj to the gate z, x (heads of P channels), B and C (G
 /// groups of N) and dt (one per head); a causal convolution and SiLU on x,
 /// B and C; the chunked scan; the skip D x; the gated RMS norm; out_proj.
 static Value buildMamba2(LayerScope &scope, const ModelConfig &c, Value h) {
   GraphBuilder &g = scope.body();
   const SSMConfig &m = *c.ssm;
-  Expr D = S("D"), Hm = S("Hm"), P = S("P"), G = S("G"), N = S("Ns"),
-       Kc = S("Kc");
+  Expr D = S("D"), Hm = S("Hm"), P = S("P"), G = S("G"), N = S("Ns");
   auto project = [&](StringRef part, StringRef spec, ArrayRef<Expr> to) {
     std::string name = ("mixer.in_proj[" + part + "]").str();
     SmallVector<Expr> dims{D};
@@ -73,12 +84,8 @@ static Value buildMamba2(LayerScope &scope, const ModelConfig &c, Value h) {
     return addBias(scope, y, name + ".bias", to, "ssm", m.projBias);
   };
   auto convolve = [&](StringRef part, Value v, ArrayRef<Expr> channels) {
-    std::string name = ("mixer.conv1d[" + part + "]").str();
-    SmallVector<Expr> taps(channels.begin(), channels.end());
-    taps.push_back(Kc);
-    Value y = g.conv1d(v, scope.weight(name, taps, "ssm"));
-    y = addBias(scope, y, name + ".bias", channels, "ssm", m.convBias);
-    return g.ewise(EwiseKind::silu, {y});
+    return convolveSilu(scope, ("mixer.conv1d[" + part + "]").str(), v,
+                        channels, m.convBias);
   };
   Value z = project("z", "bsd,dhp->bshp", {Hm, P});
   Value x = project("x", "bsd,dhp->bshp", {Hm, P});
@@ -114,20 +121,15 @@ static Value buildGatedDeltaNet(LayerScope &scope, const ModelConfig &c,
                                 Value h) {
   GraphBuilder &g = scope.body();
   const SSMConfig &m = *c.ssm;
-  Expr D = S("D"), Hm = S("Hm"), P = S("P"), G = S("G"), N = S("Ns"),
-       Kc = S("Kc");
+  Expr D = S("D"), Hm = S("Hm"), P = S("P"), G = S("G"), N = S("Ns");
   auto project = [&](StringRef name, StringRef spec, ArrayRef<Expr> to) {
     SmallVector<Expr> dims{D};
     dims.append(to.begin(), to.end());
     return g.einsum(spec, {h, scope.weight(name, dims, "ssm")});
   };
   auto convolve = [&](StringRef part, Value v, ArrayRef<Expr> channels) {
-    SmallVector<Expr> taps(channels.begin(), channels.end());
-    taps.push_back(Kc);
-    std::string name = ("linear_attn.conv1d[" + part + "]").str();
-    Value y = g.conv1d(v, scope.weight(name, taps, "ssm"));
-    y = addBias(scope, y, name + ".bias", channels, "ssm", m.convBias);
-    return g.ewise(EwiseKind::silu, {y});
+    return convolveSilu(scope, ("linear_attn.conv1d[" + part + "]").str(), v,
+                        channels, m.convBias);
   };
   Value q = project("linear_attn.in_proj_qkvz[q]", "bsd,dgn->bsgn", {G, N});
   Value k = project("linear_attn.in_proj_qkvz[k]", "bsd,dgn->bsgn", {G, N});

@@ -18,8 +18,9 @@ std::string parseBindingList(llvm::StringRef text, sym::Bindings &out);
 /// Whether `dim` is divided by the expert count `E`, like an expert
 /// buffer's `B*S*K/E` rows: tokens per expert on average. Routing decides
 /// the real counts, so the average need not be whole (1 token to 4 of 32
-/// experts is 1/8 per expert); costs count it exactly and the traces round
-/// each rank's share.
+/// experts is 1/8 per expert). A rank's E/ep experts hold a whole number
+/// of rows when the tokens split evenly over the ranks: the costs and the
+/// traces stay exact.
 bool isPerExpertAverage(const sym::Expr &dim);
 
 /// Checks that every tensor dimension and repeat count under `root`

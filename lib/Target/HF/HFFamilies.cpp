@@ -436,8 +436,10 @@ static void requireTopK(ConfigReader &r, const MoEConfig &m,
               << " (" << m.experts << ")";
 }
 
-static void readMixtral(ConfigReader &r, ModelConfig &c) {
-  readMistral(r, c);
+/// Mixtral's experts (and Granite-MoE's, Phi-3.5-MoE's):
+/// num_local_experts SwiGLU experts of intermediate_size in every layer
+/// behind a top-k softmax router.
+static void readLocalExperts(ConfigReader &r, ModelConfig &c) {
   MoEConfig m;
   m.experts = r.integer("num_local_experts");
   m.topK = r.integer("num_experts_per_tok");
@@ -445,6 +447,11 @@ static void readMixtral(ConfigReader &r, ModelConfig &c) {
   m.scoring = RouterScoring::Softmax;
   requireTopK(r, m, "num_local_experts");
   c.moe = m;
+}
+
+static void readMixtral(ConfigReader &r, ModelConfig &c) {
+  readMistral(r, c);
+  readLocalExperts(r, c);
 }
 
 /// Qwen2-MoE and Qwen3-MoE: routed experts of moe_intermediate_size every
@@ -556,12 +563,7 @@ static void readGraniteMoe(ConfigReader &r, ModelConfig &c) {
   c.scaleResiduals = scales("residual_multiplier");
   c.scaleLogits = scales("logits_scaling");
   r.understood({"attention_multiplier"});
-  MoEConfig m;
-  m.experts = r.integer("num_local_experts");
-  m.topK = r.integer("num_experts_per_tok");
-  m.expertFfn = c.ffn;
-  requireTopK(r, m, "num_local_experts");
-  c.moe = m;
+  readLocalExperts(r, c);
 }
 
 static void readQwen2MoE(ConfigReader &r, ModelConfig &c) {
@@ -724,12 +726,7 @@ static void readPhimoe(ConfigReader &r, ModelConfig &c) {
   // Sparsemixer's routing noise, and the training-time jitter of the
   // MoE's input (a multiply per element, not counted).
   r.understood({"router_jitter_noise", "input_jitter_noise"});
-  MoEConfig m;
-  m.experts = r.integer("num_local_experts");
-  m.topK = r.integer("num_experts_per_tok");
-  m.expertFfn = c.ffn;
-  requireTopK(r, m, "num_local_experts");
-  c.moe = m;
+  readLocalExperts(r, c);
 }
 
 /// Llama 4's text decoder (llama4_text): grouped-query attention whose

@@ -15,6 +15,13 @@ sizes = {"pythia-1.4b": dict(L=24, KV=16, Dh=128),
          "phi-3.5-moe": dict(L=32, KV=8, Dh=128),
          "llama-4-scout-17b-16e": dict(L=48, KV=8, Dh=128),
          "qwen1.5-moe-a2.7b": dict(L=24, KV=16, Dh=128),
+         "dbrx-base": dict(L=40, KV=8, Dh=128),
+         "olmoe-1b-7b": dict(L=16, KV=16, Dh=128),
+         "granite-3.0-1b-a400m": dict(L=24, KV=8, Dh=64),
+         # 64 Mamba layers: 8192 channels of 16 states, and the
+         # convolution's last 3 inputs.
+         "falcon-mamba-7b": dict(L=0, KV=0, Dh=0,
+                                 state=64 * 8192 * (16 + 3)),
          # 12 attention layers; 36 Gated DeltaNet layers, each request's
          # state there: 32 value heads of 128 x 128, and the convolution's
          # last 3 inputs of q, k (16 x 128 each) and v (32 x 128).
