@@ -162,8 +162,19 @@ void memoryChart(const Report &report, llvm::raw_ostream &os) {
       {"optimizer_moments", "optimizer moments"},
       {"kv_cache", "KV cache"},
       {"peak_activations", "kept activations at most"},
+      {"prefill_transient", "largest prefill working set"},
       {"decode_transient", "largest decode-step working set"},
       {"backward_transient", "largest backward working set"}};
+  // Serving holds a prefill's working set or a decode step's, never both:
+  // the bar shows the one at the peak.
+  auto atPeak = [](const Section *mem, StringRef key) {
+    const Quantity *prefill = mem->find("prefill_transient"),
+                   *decode = mem->find("decode_transient");
+    if (!prefill || !decode)
+      return true;
+    bool decodeLarger = prefill->value < decode->value;
+    return key == (decodeLarger ? "decode_transient" : "prefill_transient");
+  };
   std::vector<BarRow> rows;
   std::vector<std::string> legend;
   for (auto &p : parts)
@@ -171,9 +182,12 @@ void memoryChart(const Report &report, llvm::raw_ostream &os) {
   for (const StageReport &s : report.stages) {
     BarRow r{"stage " + std::to_string(s.stage), s.stage, {}};
     const Section *mem = s.find("memory");
-    for (auto &p : parts)
-      if (const Quantity *q = mem->find(p[0]))
+    for (auto &p : parts) {
+      const Quantity *q = mem->find(p[0]);
+      bool transient = StringRef(p[0]).ends_with("_transient");
+      if (q && (!transient || atPeak(mem, p[0])))
         r.segments.push_back({"memory." + std::string(p[0]), p[1], q->value, "B"});
+    }
     rows.push_back(std::move(r));
   }
   std::optional<Limit> limit;

@@ -41,6 +41,20 @@ for bar in charts.bars:
     if float(bar["data-value"]) != float(want):
         sys.exit(f"bar {bar['data-key']} of stage {bar['data-stage']}: "
                  f"{bar['data-value']} in the chart, {want} in the JSON")
+# A serving stage's memory bars stack to its peak: the weights, the caches
+# and the working set of the phase at the peak (a prefill's or a decode
+# step's, not both).
+if report["job"].get("serving"):
+    for stage, s in stages.items():
+        total = sum(float(b["data-value"]) for b in charts.bars
+                    if b["data-key"].startswith("memory.")
+                    and int(b["data-stage"]) == stage)
+        if total != float(s["memory"]["peak"]["value"]):
+            sys.exit(f"stage {stage}: memory bars sum to {total}, the peak "
+                     f"is {s['memory']['peak']['value']}")
+    print(f"{charts.svgs} charts: {len(charts.bars)} bars match the JSON "
+          f"report; each stage's memory bars stack to its peak")
+    sys.exit(0)
 timeline = report["pipeline"]["timeline"]
 for step in charts.steps:
     s = int(step["data-stage"])
