@@ -70,8 +70,6 @@ static LogicalResult checkType(Operation *op, Type type, StringRef what,
     if (isPositiveSize(t.getDim(d), b))
       continue;
     sym::Result<int64_t> v = t.getDim(d).evaluate(b);
-    if (v && *v > 0)
-      continue;
     std::string subject = (what + " dimension " + std::to_string(d)).str();
     if (!v)
       return emitError(op->getLoc()) << subject << ": " << v.error();

@@ -58,14 +58,28 @@ static std::string stateName(Operation *op, size_t index,
   return name;
 }
 
+/// The op that computed `v` before elementwise ops of one operand (a
+/// scale, a mask, a soft cap) and, with `biases`, the addition of a weight.
+static Operation *beforeElementwise(Value v, bool biases) {
+  auto skipped = [&](Operation *op) {
+    if (!isa<EwiseOp>(op))
+      return false;
+    return op->getNumOperands() == 1 ||
+           (biases && op->getNumOperands() == 2 &&
+            isa_and_nonnull<ParamOp>(op->getOperand(1).getDefiningOp()));
+  };
+  Operation *def = v.getDefiningOp();
+  while (def && skipped(def))
+    def = def->getOperand(0).getDefiningOp();
+  return def;
+}
+
 /// Whether `sm` normalizes attention scores: a softmax of a product of two
 /// activations (q k^T), perhaps scaled or masked first; a router's softmax
 /// is of a product with a weight.
 static bool isAttentionScores(SoftmaxOp sm) {
-  Operation *def = sm->getOperand(0).getDefiningOp();
-  while (def && isa<EwiseOp>(def) && def->getNumOperands() == 1)
-    def = def->getOperand(0).getDefiningOp();
-  auto scores = dyn_cast_or_null<EinsumOp>(def);
+  auto scores = dyn_cast_or_null<EinsumOp>(
+      beforeElementwise(sm->getOperand(0), /*biases=*/false));
   return scores && scores.getInputs().size() == 2 &&
          llvm::none_of(scores.getInputs(),
                        [](Value v) { return bool(getSourceParam(v)); });
@@ -133,15 +147,8 @@ FailureOr<ForwardProgram> mlir::stage::readForward(Block &body,
     // The logits: an einsum with a weight, perhaps through elementwise ops
     // (a scale, a soft cap) and the addition of a bias.
     Value logits = ce.getLogits();
-    Operation *def = logits.getDefiningOp();
-    auto biasOrNone = [](Operation *op) {
-      return op->getNumOperands() == 1 ||
-             (op->getNumOperands() == 2 &&
-              isa_and_nonnull<ParamOp>(op->getOperand(1).getDefiningOp()));
-    };
-    while (def && isa<EwiseOp>(def) && biasOrNone(def))
-      def = def->getOperand(0).getDefiningOp();
-    auto head = dyn_cast_or_null<EinsumOp>(def);
+    auto head = dyn_cast_or_null<EinsumOp>(
+        beforeElementwise(logits, /*biases=*/true));
     if (!head || head.getInputs().size() != 2)
       return ce.emitOpError("reads logits that are not an einsum with the LM "
                             "head weight; stage-serve cannot sample from them");

@@ -86,27 +86,30 @@ static void readQwenSlidingWindow(ConfigReader &r, ModelConfig &c) {
     c.slidingLayers[i] = true;
 }
 
-/// `layer_types` ("sliding_attention" / "full_attention" per layer) when the
-/// config lists them; false when it does not.
-static bool readLayerTypes(ConfigReader &r, ModelConfig &c) {
+/// `layer_types` when the config lists them: whether each layer is
+/// `marked` ("sliding_attention", "chunked_attention", "linear_attention")
+/// rather than "full_attention". Empty when the config does not list them,
+/// or lists them wrongly (an error).
+static std::vector<bool> readLayerTypes(ConfigReader &r, int64_t layers,
+                                        StringRef marked) {
   std::vector<std::string> types = r.stringList("layer_types");
+  std::vector<bool> marks;
   if (types.empty())
-    return false;
-  if (int64_t(types.size()) != c.layers) {
+    return marks;
+  if (int64_t(types.size()) != layers) {
     r.error() << "field 'layer_types' lists " << types.size()
-              << " layers but num_hidden_layers is " << c.layers;
-    return true;
+              << " layers but num_hidden_layers is " << layers;
+    return marks;
   }
-  c.slidingLayers.clear();
   for (const std::string &t : types) {
-    if (t != "sliding_attention" && t != "full_attention") {
-      r.error() << "field 'layer_types' has '" << t
-                << "'; expected 'sliding_attention' or 'full_attention'";
-      return true;
+    if (t != marked && t != "full_attention") {
+      r.error() << "field 'layer_types' has '" << t << "'; expected '"
+                << marked << "' or 'full_attention'";
+      return {};
     }
-    c.slidingLayers.push_back(t == "sliding_attention");
+    marks.push_back(t == marked);
   }
-  return true;
+  return marks;
 }
 
 /// The sizes of a decoder with grouped-query attention: width, depth,
@@ -319,8 +322,8 @@ static void readGemma2(ConfigReader &r, ModelConfig &c) {
   readGemmaCommon(r, c);
   c.normPlacement = NormPlacement::Sandwich;
   c.slidingWindow = r.optionalInteger("sliding_window");
-  if (!readLayerTypes(r, c)) {
-    c.slidingLayers.clear();
+  c.slidingLayers = readLayerTypes(r, c.layers, "sliding_attention");
+  if (c.slidingLayers.empty()) {
     for (int64_t i = 0; i < c.layers; ++i)
       c.slidingLayers.push_back(i % 2 == 0);
   }
@@ -336,8 +339,8 @@ static void readGemma3(ConfigReader &r, ModelConfig &c) {
   int64_t pattern = r.integerOr("sliding_window_pattern", 6);
   if (!r.ok())
     return; // a refused pattern (0) must not divide
-  if (!readLayerTypes(r, c)) {
-    c.slidingLayers.clear();
+  c.slidingLayers = readLayerTypes(r, c.layers, "sliding_attention");
+  if (c.slidingLayers.empty()) {
     for (int64_t i = 0; i < c.layers; ++i)
       c.slidingLayers.push_back((i + 1) % pattern != 0);
   }
@@ -688,9 +691,9 @@ static void readGptOss(ConfigReader &r, ModelConfig &c) {
   c.qkvBias = c.outputBias = r.boolean("attention_bias", true);
   c.attentionSinks = true;
   c.slidingWindow = r.integerOr("sliding_window", 128);
-  if (!readLayerTypes(r, c)) {
+  c.slidingLayers = readLayerTypes(r, c.layers, "sliding_attention");
+  if (c.slidingLayers.empty()) {
     // transformers' default: even layers slide.
-    c.slidingLayers.clear();
     for (int64_t i = 0; i < c.layers; ++i)
       c.slidingLayers.push_back(i % 2 == 0);
   }
@@ -779,25 +782,12 @@ static void readLlama4Text(ConfigReader &r, ModelConfig &c) {
   }
   // Chunked layers: those layer_types names so, else those with RoPE.
   c.slidingWindow = chunk;
-  std::vector<std::string> types = r.stringList("layer_types");
-  if (!types.empty() && int64_t(types.size()) != c.layers) {
-    r.error() << "field 'layer_types' lists " << types.size()
-              << " layers but num_hidden_layers is " << c.layers;
+  c.slidingLayers = readLayerTypes(r, c.layers, "chunked_attention");
+  if (!r.ok())
     return;
-  }
-  c.slidingLayers.clear();
-  for (int64_t i = 0; i < c.layers; ++i) {
-    if (types.empty()) {
-      c.slidingLayers.push_back(rope[i] == 1);
-      continue;
-    }
-    if (types[i] != "chunked_attention" && types[i] != "full_attention") {
-      r.error() << "field 'layer_types' has '" << types[i]
-                << "'; expected 'chunked_attention' or 'full_attention'";
-      return;
-    }
-    c.slidingLayers.push_back(types[i] == "chunked_attention");
-  }
+  if (c.slidingLayers.empty())
+    for (int64_t v : rope)
+      c.slidingLayers.push_back(v == 1);
   if (moeLayers.empty()) {
     m.layerPeriod = step;
     m.layerPhase = step - 1;
@@ -852,7 +842,7 @@ static void readQwen3Next(ConfigReader &r, ModelConfig &c) {
   m.chunk = 64;
   m.convBias = m.projBias = false;
   int64_t interval = r.integerOr("full_attention_interval", 4);
-  std::vector<std::string> types = r.stringList("layer_types");
+  std::vector<bool> linear = readLayerTypes(r, c.layers, "linear_attention");
   bool sliding = r.boolean("use_sliding_window", false);
   warnMultiTokenPrediction(r);
   if (!r.ok())
@@ -867,19 +857,8 @@ static void readQwen3Next(ConfigReader &r, ModelConfig &c) {
                       m.heads, m.headDim);
   if (!r.ok())
     return;
-  if (!types.empty() && int64_t(types.size()) != c.layers) {
-    r.error() << "field 'layer_types' lists " << types.size()
-              << " layers but num_hidden_layers is " << c.layers;
-    return;
-  }
   for (int64_t i = 0; i < c.layers; ++i) {
-    bool full = types.empty() ? (i + 1) % interval == 0
-                              : types[i] == "full_attention";
-    if (!types.empty() && !full && types[i] != "linear_attention") {
-      r.error() << "field 'layer_types' has '" << types[i]
-                << "'; expected 'linear_attention' or 'full_attention'";
-      return;
-    }
+    bool full = linear.empty() ? (i + 1) % interval == 0 : !linear[i];
     LayerKind k;
     k.mixer = full ? Mixer::Attention : Mixer::SSM;
     k.ffn = c.isMoELayer(i) ? FfnKind::MoE : FfnKind::Dense;
