@@ -600,6 +600,17 @@ static RouterScoring readScoring(ConfigReader &r, StringRef def) {
   return scoring == "sigmoid" ? RouterScoring::Sigmoid : RouterScoring::Softmax;
 }
 
+/// DeepSeek's and GLM-4.5's experts, once read: n_routed_experts of them,
+/// after first_k_dense_replace dense layers.
+static void setRoutedExperts(ConfigReader &r, ModelConfig &c,
+                             const MoEConfig &m) {
+  requireTopK(r, m, "n_routed_experts");
+  if (r.ok() && m.firstDenseLayers > c.layers)
+    r.error() << "first_k_dense_replace (" << m.firstDenseLayers
+              << ") exceeds num_hidden_layers (" << c.layers << ")";
+  c.moe = m;
+}
+
 static void readDeepSeek(ConfigReader &r, ModelConfig &c, bool v3) {
   c.hidden = r.integer("hidden_size");
   c.layers = r.layerCount("num_hidden_layers");
@@ -641,11 +652,7 @@ static void readDeepSeek(ConfigReader &r, ModelConfig &c, bool v3) {
     return;
   m.layerPhase = m.firstDenseLayers % m.layerPeriod;
   m.routerBias = topkMethod == "noaux_tc";
-  requireTopK(r, m, "n_routed_experts");
-  if (r.ok() && m.firstDenseLayers > c.layers)
-    r.error() << "first_k_dense_replace (" << m.firstDenseLayers
-              << ") exceeds num_hidden_layers (" << c.layers << ")";
-  c.moe = m;
+  setRoutedExperts(r, c, m);
 }
 
 /// GLM-4.5 (glm4_moe): grouped-query attention with biases on q, k and v
@@ -674,11 +681,7 @@ static void readGlm4Moe(ConfigReader &r, ModelConfig &c) {
   if (!r.ok())
     return;
   readRotaryFraction(r, c, "partial_rotary_factor", 0.5);
-  requireTopK(r, m, "n_routed_experts");
-  if (r.ok() && m.firstDenseLayers > c.layers)
-    r.error() << "first_k_dense_replace (" << m.firstDenseLayers
-              << ") exceeds num_hidden_layers (" << c.layers << ")";
-  c.moe = m;
+  setRoutedExperts(r, c, m);
 }
 
 /// gpt-oss: attention with biases and a learned sink logit per head,
