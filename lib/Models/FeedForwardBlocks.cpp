@@ -8,8 +8,7 @@ using namespace mlir::stage::models;
 using sym::Expr;
 using symbols::S;
 
-/// The MLP's nonlinearity on `x`.
-static Value activate(GraphBuilder &g, Activation a, Value x) {
+Value mlir::stage::models::activate(GraphBuilder &g, Activation a, Value x) {
   switch (a) {
   case Activation::SiLU:
     return g.ewise(EwiseKind::silu, {x});

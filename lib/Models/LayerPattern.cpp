@@ -104,6 +104,17 @@ llvm::SmallVector<LayerRun> models::getLayerRuns(const ModelConfig &c,
   llvm::SmallVector<LayerKind> kinds = getLayerKinds(c, seq);
   int64_t n = kinds.size();
   llvm::SmallVector<LayerRun> runs;
+  if (c.sharedBlocks) {
+    // The layers between two uses of shared blocks stack; a layer with a
+    // use is built alone (its mixer also reads the block's output).
+    int64_t begin = 0;
+    for (int64_t use : c.sharedBlocks->uses) {
+      appendPlainRuns(kinds, begin, use, runs);
+      begin = use + 1;
+    }
+    appendPlainRuns(kinds, begin, n, runs);
+    return runs;
+  }
   appendPlainRuns(kinds, 0, n, runs);
   if (runs.size() == 1) {
     runs[0].count = Expr::symbol("L");

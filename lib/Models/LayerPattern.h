@@ -32,7 +32,8 @@ llvm::SmallVector<LayerKind> getLayerKinds(const ModelConfig &c, int64_t seq);
 /// few (the common shapes get symbolic counts: `L` for one run, `Ld` and
 /// `L - Ld` for dense layers followed by MoE layers); otherwise the period
 /// that repeats from the first layer and leaves the fewest runs after its
-/// last full repetition, then those runs.
+/// last full repetition, then those runs. With shared blocks (Zamba2) the
+/// layers that use one are in no run: the runs are the layers between.
 llvm::SmallVector<LayerRun> getLayerRuns(const ModelConfig &c, int64_t seq);
 
 } // namespace mlir::stage::models

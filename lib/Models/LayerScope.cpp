@@ -18,8 +18,16 @@ LayerScope::LayerScope(OpBuilder &outer, Location loc, sym::Expr count,
   innerBuilder.setInsertionPointToStart(block);
 }
 
+LayerScope::LayerScope(OpBuilder &outer, Location loc, std::string prefix,
+                       Type paramType, Value input)
+    : outer(outer), loc(loc), prefix(std::move(prefix)), paramType(paramType),
+      init(input), block(nullptr), innerBuilder(outer.getContext()),
+      inner(outer, loc) {}
+
 Value LayerScope::weight(StringRef name, ArrayRef<sym::Expr> dims,
                          StringRef group) {
+  if (!block)
+    return inner.param(prefix + "." + name.str(), dims, paramType, group);
   SmallVector<sym::Expr> stacked{count};
   stacked.append(dims.begin(), dims.end());
   GraphBuilder g(outer, loc);
@@ -29,6 +37,8 @@ Value LayerScope::weight(StringRef name, ArrayRef<sym::Expr> dims,
 }
 
 Value LayerScope::finish(Value output, int64_t period) {
+  if (!block)
+    return output;
   YieldOp::create(innerBuilder, loc, ValueRange{output});
   auto op = RepeatOp::create(outer, loc, TypeRange{init.getType()},
                              ExprAttr::get(outer.getContext(), count),

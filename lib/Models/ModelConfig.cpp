@@ -14,3 +14,8 @@ bool ModelConfig::isMoELayer(int64_t i) const {
     return false;
   return i % moe->layerPeriod == moe->layerPhase;
 }
+
+int64_t SharedBlockConfig::useAt(int64_t i) const {
+  auto it = std::find(uses.begin(), uses.end(), i);
+  return it == uses.end() ? -1 : int64_t(it - uses.begin());
+}

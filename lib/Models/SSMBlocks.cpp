@@ -75,7 +75,10 @@ static Value convolveSilu(LayerScope &scope, const std::string &name, Value v,
 static Value buildMamba2(LayerScope &scope, const ModelConfig &c, Value h) {
   GraphBuilder &g = scope.body();
   const SSMConfig &m = *c.ssm;
-  Expr D = S("D"), Hm = S("Hm"), P = S("P"), G = S("G"), N = S("Ns");
+  // One group of B and C is every head's: every tensor-parallel rank
+  // computes it (as vLLM's Mamba-2 does; Megatron needs tp to divide G).
+  Expr G = m.groups == 1 ? Expr(1) : S("G");
+  Expr D = S("D"), Hm = S("Hm"), P = S("P"), N = S("Ns");
   auto project = [&](StringRef part, StringRef spec, ArrayRef<Expr> to) {
     std::string name = ("mixer.in_proj[" + part + "]").str();
     SmallVector<Expr> dims{D};

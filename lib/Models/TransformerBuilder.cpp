@@ -40,7 +40,7 @@ static sym::Bindings getBindings(const ModelConfig &c, const BuildOptions &o,
       anySliding |= k.sliding;
       anyAttention |= k.mixer == Mixer::Attention;
     }
-  if (!anyAttention) {
+  if (!anyAttention && !c.sharedBlocks) {
     b.erase("H");
     b.erase("Dh");
     b.erase("KV");
@@ -56,12 +56,15 @@ static sym::Bindings getBindings(const ModelConfig &c, const BuildOptions &o,
     } else {
       b["Hm"] = m.heads;
       b["P"] = m.headDim;
-      b["G"] = m.groups;
+      if (m.groups != 1 || m.version != 2) // Mamba-2's one group is 1
+        b["G"] = m.groups;
       b["Q"] = m.chunk;
     }
   }
-  if (anyDense)
+  if (anyDense || c.sharedBlocks)
     b["F"] = c.ffn;
+  if (c.sharedBlocks)
+    b["Ra"] = c.sharedBlocks->adapterRank;
   if (anySliding)
     b["W"] = *c.slidingWindow;
   if (c.learnedPositions)
@@ -239,13 +242,26 @@ OwningOpRef<ModuleOp> mlir::stage::buildTransformer(MLIRContext *ctx,
     x = g.dropout(x);
 
   SmallVector<LayerRun> runs = getLayerRuns(c, o.seq);
+  // Zamba2: the layers with a use of a shared block, between the runs.
+  std::optional<SharedBlockLayers> shared;
+  ArrayRef<int64_t> uses;
+  if (c.sharedBlocks) {
+    shared.emplace(b, loc, c, act, x);
+    uses = c.sharedBlocks->uses;
+  }
+  auto buildUsesBefore = [&](int64_t layer) {
+    for (; !uses.empty() && uses.front() < layer; uses = uses.drop_front())
+      x = shared->build(uses.front(), x);
+  };
   for (const LayerRun &run : runs) {
+    buildUsesBefore(run.begin);
     LayerScope scope(b, loc, run.count, run.prefixes.front(), act, x);
     FailureOr<Value> out = buildRun(scope, c, o, run);
     if (failed(out))
       return {};
     x = scope.finish(*out, run.period.size());
   }
+  buildUsesBefore(c.layers);
 
   Value normW = g.param("norm", {D}, act, "norm");
   Value normB = c.normBias ? g.param("norm.bias", {D}, act, "norm") : Value();

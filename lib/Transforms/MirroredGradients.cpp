@@ -13,6 +13,8 @@
 
 #include "Stage/Transforms/Passes.h"
 
+#include "GradientExchange.h"
+
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -25,42 +27,20 @@ namespace mlir::stage {
 using namespace mlir;
 using namespace mlir::stage;
 
-/// The first channel no send or receive of the pipeline uses.
-static int64_t firstFreeChannel(PipelineOp pipe) {
-  int64_t next = 0;
-  pipe.walk([&](Operation *op) {
-    if (auto send = dyn_cast<SendOp>(op))
-      next = std::max<int64_t>(next, send.getChannel() + 1);
-    else if (auto recv = dyn_cast<RecvOp>(op))
-      next = std::max<int64_t>(next, recv.getChannel() + 1);
-  });
-  return next;
-}
-
-/// Before `step`, its gradient plus the mirror's: a send to the mirror on
-/// `out`, a receive from it on `in`, an add.
-static void addMirrorGradient(OptimizerStepOp step, FlatSymbolRefAttr grid,
-                              int64_t shift, int64_t out, int64_t in) {
-  OpBuilder b(step);
-  Location loc = step.getLoc();
-  Value grad = step.getGrad();
-  ArrayAttr pp = b.getStrArrayAttr({"pp"});
-  SendOp::create(b, loc, grad, grid, pp, b.getI64IntegerAttr(shift),
-                 b.getI64IntegerAttr(out));
-  auto other =
-      RecvOp::create(b, loc, grad.getType(), grid, pp,
-                     b.getI64IntegerAttr(shift), b.getI64IntegerAttr(in));
-  auto sum = EwiseOp::create(b, loc, grad.getType(), EwiseKind::add,
-                             ValueRange{grad, other}, IntegerAttr());
-  step.getGradMutable().assign(sum);
-}
-
 static LogicalResult sumMirroredGradients(PipelineOp pipe,
                                           FlatSymbolRefAttr grid) {
   SmallVector<PipelineStageOp> stages = getPipelineStages(pipe);
   int64_t pp = int64_t(stages.size()) / 2;
+  // A weight other stages hold too is summed over all its copies, the
+  // mirrored ones included, by stage-sum-shared-gradients.
   auto steps = [](PipelineStageOp s) {
-    return llvm::to_vector(s.getBody().front().getOps<OptimizerStepOp>());
+    SmallVector<OptimizerStepOp> own;
+    for (auto step : s.getBody().front().getOps<OptimizerStepOp>()) {
+      auto w = getUpdatedParam(step);
+      if (!w || getHoldingStages(w).empty())
+        own.push_back(step);
+    }
+    return own;
   };
   // Stage j's updates and its copy's, checked before anything changes.
   SmallVector<
@@ -79,13 +59,14 @@ static LogicalResult sumMirroredGradients(PipelineOp pipe,
                << m.getGrad().getType() << " where its mirrored copy has "
                << a.getGrad().getType();
   }
-  int64_t channel = firstFreeChannel(pipe);
+  int64_t channel = getFirstFreeChannel(pipe);
   for (auto [j, pair] : llvm::enumerate(pairs)) {
     // Stage j runs on rank j, its copy on rank pp - 1 - j.
     int64_t shift = pp - 1 - 2 * int64_t(j);
     for (auto [a, m] : llvm::zip(pair.first, pair.second)) {
-      addMirrorGradient(a, grid, shift, channel, channel + 1);
-      addMirrorGradient(m, grid, -shift, channel + 1, channel);
+      OpBuilder ba(a), bm(m);
+      addPeerGradients(ba, a, grid, {{shift, channel, channel + 1}});
+      addPeerGradients(bm, m, grid, {{-shift, channel + 1, channel}});
       channel += 2;
     }
   }

@@ -158,6 +158,7 @@ private:
   Value cloneLeaf(Operation *leaf, int64_t chunk);
   Operation *cloneInto(Operation *op, int64_t chunk);
   LogicalResult splitRun(const Run &run);
+  void markSharedWeights();
   void mirrorStages(OpBuilder &pipeBuilder);
   int64_t chunkOfLayer(int64_t layer) const {
     for (auto [j, c] : llvm::enumerate(chunks))
@@ -327,6 +328,26 @@ LogicalResult Pipeliner::splitRun(const Run &run) {
   return success();
 }
 
+/// A weight several stages use (a tied embedding, a block shared across
+/// depth) is a copy in each: the copies say which stages hold it, so that
+/// their gradients are summed (stage-sum-shared-gradients).
+void Pipeliner::markSharedWeights() {
+  for (auto p : fn.getBody().front().getOps<ParamOp>()) {
+    if (p.getKind() != ParamKind::weight)
+      continue;
+    SmallVector<int64_t> holders;
+    SmallVector<ParamOp> copies;
+    for (auto [j, c] : llvm::enumerate(chunks))
+      if (Value copy = c->leaves.lookupOrNull(p.getResult())) {
+        holders.push_back(j);
+        copies.push_back(copy.getDefiningOp<ParamOp>());
+      }
+    if (holders.size() > 1)
+      for (ParamOp copy : copies)
+        setHoldingStages(copy, holders);
+  }
+}
+
 /// DualPipe's second copy: stage pp + j is stage j (its layers, its own copy
 /// of the weights) fed from the other end, on rank pp - 1 - j, so its
 /// messages go the other way round, on channels of their own.
@@ -352,19 +373,28 @@ void Pipeliner::mirrorStages(OpBuilder &pipeBuilder) {
 LogicalResult Pipeliner::run(ArrayRef<int64_t> userSizes) {
   Block &entry = fn.getBody().front();
   Operation *ret = entry.getTerminator();
+  // The units stages split on: the iterations of the layer stacks (a
+  // hybrid's period splits whole) and the layers outside any stack
+  // (`stage.layer`), in program order.
   SmallVector<Run> runs;
-  int64_t layers = 0;
-  // A hybrid's period splits whole: its iterations are the units.
+  std::map<int64_t, int64_t> loneUnit; // model layer -> unit
+  SmallVector<int64_t> unitLayers;     // the model layers each unit is
   int64_t period = 1;
-  for (Operation &op : entry)
+  for (Operation &op : entry) {
     if (auto rep = dyn_cast<RepeatOp>(op)) {
       sym::Result<int64_t> n = rep.getCount().getValue().evaluate(bindings);
       if (!n)
         return rep.emitOpError("layer count: ") << n.error();
-      runs.push_back({rep, layers, layers + *n});
-      layers += *n;
+      int64_t begin = unitLayers.size();
+      runs.push_back({rep, begin, begin + *n});
+      unitLayers.append(*n, getLayerPeriod(rep));
       period = std::max(period, getLayerPeriod(rep));
+    } else if (std::optional<int64_t> l = getModelLayer(&op)) {
+      if (loneUnit.emplace(*l, int64_t(unitLayers.size())).second)
+        unitLayers.push_back(1);
     }
+  }
+  int64_t layers = unitLayers.size();
   std::string units = period > 1
                           ? " layer stack iterations (a period of up to " +
                                 std::to_string(period) +
@@ -373,7 +403,7 @@ LogicalResult Pipeliner::run(ArrayRef<int64_t> userSizes) {
                           : " layers";
   // DualPipe splits the model into pp stages and mirrors them.
   int64_t k = isMirrored(schedule) ? pp : pp * v;
-  if (runs.empty() && k > 1)
+  if (layers == 0 && k > 1)
     return fn.emitOpError("has no stage.repeat layer stack for stage-pipeline "
                           "to split over ")
            << k
@@ -392,20 +422,25 @@ LogicalResult Pipeliner::run(ArrayRef<int64_t> userSizes) {
     sym::Result<sym::Rational> x = c.flops().evaluateRational(bindings);
     return x ? x->toDouble() : 0.0;
   };
-  SmallVector<double> layerCost;
+  SmallVector<double> layerCost(layers, 0.0);
   double pre = 0, post = 0;
-  bool seenRun = false;
+  bool seenLayer = false;
   for (Operation &op : entry.without_terminator()) {
     if (auto rep = dyn_cast<RepeatOp>(op)) {
       double each = flops(rep);
       for (const Run &r : runs)
         if (r.op == rep)
           for (int64_t i = r.begin; i < r.end; ++i)
-            layerCost.push_back(each);
-      seenRun = true;
+            layerCost[i] = each;
+      seenLayer = true;
+      post = 0;
+    } else if (std::optional<int64_t> l = getModelLayer(&op)) {
+      if (isa<CostOpInterface>(op))
+        layerCost[loneUnit[*l]] += flops(&op);
+      seenLayer = true;
       post = 0;
     } else if (isa<CostOpInterface>(op)) {
-      (seenRun ? post : pre) += flops(&op);
+      (seenLayer ? post : pre) += flops(&op);
     }
   }
   SmallVector<int64_t> sizes;
@@ -434,10 +469,8 @@ LogicalResult Pipeliner::run(ArrayRef<int64_t> userSizes) {
   // The stages name the model's layers: a unit (a stack iteration) of a
   // hybrid's period holds the period's layers.
   SmallVector<int64_t> firstLayer = {0};
-  for (const Run &r : runs)
-    for (int64_t i = r.begin; i < r.end; ++i)
-      firstLayer.push_back(firstLayer.back() +
-                           std::max<int64_t>(getLayerPeriod(r.op), 1));
+  for (int64_t n : unitLayers)
+    firstLayer.push_back(firstLayer.back() + n);
   OpBuilder b(ret);
   auto pipe = PipelineOp::create(b, fn.getLoc(), schedule, v,
                                  b.getI64IntegerAttr(firstLayer.back()));
@@ -474,6 +507,8 @@ LogicalResult Pipeliner::run(ArrayRef<int64_t> userSizes) {
         }
       continue;
     }
+    if (std::optional<int64_t> l = getModelLayer(&op))
+      owner = chunkOfLayer(loneUnit[*l]);
     cloneInto(&op, owner);
   }
   for (Value loss : ret->getOperands()) {
@@ -489,6 +524,7 @@ LogicalResult Pipeliner::run(ArrayRef<int64_t> userSizes) {
                      c->builder.getI64IntegerAttr(channel));
     YieldOp::create(c->builder, fn.getLoc());
   }
+  markSharedWeights();
   if (isMirrored(schedule))
     mirrorStages(pb);
 

@@ -47,6 +47,7 @@ LogicalResult mlir::stage::buildTrainPipeline(
   StagePartitionOptions part;
   part.overlap = o.overlap;
   pm.addPass(createStagePartition(part));
+  pm.addPass(createStageSumSharedGradients());
   pm.addPass(createStageSumMirroredGradients());
   return success();
 }
@@ -56,6 +57,7 @@ void mlir::stage::registerStagePipelines() {
       "stage-train",
       "A forward graph to the SPMD program of one training iteration: "
       "stage-pipeline (pp > 1), stage-recompute, stage-autodiff, stage-shard, "
-      "stage-partition, stage-sum-mirrored-gradients (dualpipe)",
+      "stage-partition, stage-sum-shared-gradients, "
+      "stage-sum-mirrored-gradients (dualpipe)",
       buildTrainPipeline);
 }

@@ -97,6 +97,26 @@ struct SSMConfig {
   bool innerNormWeights = true; // false: Falcon-Mamba's, without weights
 };
 
+/// Zamba2's shared transformer blocks: `blocks` sets of attention and MLP
+/// weights that the layers in `uses` take in turn (use j runs block
+/// j % blocks). A use reads its layer's input joined with the token
+/// embeddings (2 D channels), normed; attention of H heads of Dh = 2 D / H
+/// channels back to D; a norm and a gated MLP of F; then its own D x D
+/// `linear`. The result joins the input of the layer's Mamba-2 mixer only
+/// (not the residual stream). Each use has low-rank adapters of rank
+/// `adapterRank` on the MLP's gate and up projections and, with
+/// `attentionAdapters`, on q, k and v.
+struct SharedBlockConfig {
+  int64_t blocks = 1;
+  std::vector<int64_t> uses; // layer indices, increasing
+  int64_t adapterRank = 0;
+  bool attentionAdapters = false;
+  bool rotary = false; // RoPE in the shared attention (use_mem_rope)
+
+  /// Which use of the blocks layer `i` is (-1: none).
+  int64_t useAt(int64_t i) const;
+};
+
 struct LatentAttentionConfig {
   std::optional<int64_t> qLoraRank; // null: q is projected directly
   int64_t kvLoraRank = 0;
@@ -188,6 +208,9 @@ struct ModelConfig {
   double embeddingDropout = 0, attentionDropout = 0, residualDropout = 0;
   std::optional<MoEConfig> moe;
   std::optional<SSMConfig> ssm;
+  /// Zamba2: transformer blocks shared across depth (heads, kvHeads,
+  /// headDim, ffn and activation describe them).
+  std::optional<SharedBlockConfig> sharedBlocks;
   /// Hybrids (Jamba, Nemotron-H): each layer's mixer and MLP, read from the
   /// config; empty: attention and an MLP (MoE by isMoELayer) everywhere,
   /// or the SSM mixer alone when `ssm` is set.

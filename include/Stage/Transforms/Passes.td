@@ -318,6 +318,30 @@ def StagePartition : Pass<"stage-partition", "::mlir::ModuleOp"> {
   ];
 }
 
+def StageSumSharedGradients
+    : Pass<"stage-sum-shared-gradients", "::mlir::ModuleOp"> {
+  let summary = "sum the gradients of a weight that several pipeline stages "
+                "hold";
+  let description = [{
+    A weight several stages use (a tied embedding on the first and the last
+    stage, Zamba2's shared blocks) is a copy in each holding stage, marked
+    by `stage-pipeline` with the stages that hold it (`stage.held_by`).
+    Before the optimizer updates a copy, its gradient (already reduced over
+    the data-parallel ranks: a shard under ZeRO) is summed with the other
+    copies': an all-reduce over `pp` when one copy sits on each rank of the
+    pipeline (three ranks or more), otherwise one `stage.send` to and one
+    `stage.recv` from each other holder on the `pp` axis and adds (for two
+    holders, the bytes of Megatron-LM's all-reduce over the embedding
+    group). Of the copies on one rank (chunks of an interleaved or V
+    schedule) the last takes part, the others hand it their gradient in
+    memory. DualPipe's mirrored stages are holders too. The updates of
+    shared weights move to the end of their stage, in the weights' order,
+    so that every holder issues them alike. Runs after `stage-partition`,
+    before `stage-sum-mirrored-gradients`; programs without shared weights
+    are left as they are.
+  }];
+}
+
 def StageSumMirroredGradients
     : Pass<"stage-sum-mirrored-gradients", "::mlir::ModuleOp"> {
   let summary = "DualPipe: sum the gradients of the two copies of each stage";
@@ -331,7 +355,8 @@ def StageSumMirroredGradients
     `pp` axis per weight and rank (the bytes of a two-rank all-reduce), and
     an `add`. Runs after `stage-partition`, on the gradients the optimizer
     reads (a data-parallel shard under ZeRO); other programs are left as
-    they are.
+    they are. Weights several stages hold (`stage.held_by`) are summed over
+    all their copies by `stage-sum-shared-gradients` and skipped here.
   }];
 }
 

@@ -127,6 +127,12 @@ void GradientBucketer::addChunk(Block *chunk, MicrobatchesOp loop) {
     if (!after || !isa<CollectiveOpInterface>(op) ||
         isa<LocalSplitOp, SendOp, RecvOp>(op) || op.getNumOperands() != 1)
       continue;
+    // A sum across pipeline stages (stage-sum-shared-gradients) waits for
+    // the whole backward: the stages' backwards order their gradients
+    // differently, and its group must issue them in one order.
+    if (llvm::is_contained(cast<CollectiveOpInterface>(op).getAxesAttr(),
+                           StringAttr::get(op.getContext(), "pp")))
+      continue;
     auto it = reduces.find(op.getOperand(0));
     if (it == reduces.end())
       continue;

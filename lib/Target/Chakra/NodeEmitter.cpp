@@ -184,8 +184,13 @@ LogicalResult NodeEmitter::emitComm(Operation *op) {
     localHandoffs.erase(it);
     return success();
   }
-  FailureOr<uint32_t> id =
-      addComm(op, depsOf(op->getOperands()), *bytes, phase);
+  Deps deps = depsOf(op->getOperands());
+  if (llvm::is_contained(comm.getAxesAttr(),
+                         StringAttr::get(op->getContext(), "pp")))
+    for (uint32_t d : acrossStagesAfter)
+      if (!llvm::is_contained(deps, d))
+        deps.push_back(d);
+  FailureOr<uint32_t> id = addComm(op, std::move(deps), *bytes, phase);
   if (failed(id))
     return failure();
   trace.nodes[*id].outBytes = resultBytes(op);

@@ -144,11 +144,18 @@ public:
   /// starts.
   OverlapKinds overlap;
 
+  /// What a collective across pipeline stages waits for (the schedule's
+  /// sends): a rank runs one communication at a time, and a member whose
+  /// collective started early would hold back the messages the others
+  /// need to reach theirs.
+  Deps acrossStagesAfter;
+
   /// Values handed over in memory between two chunks of this rank (shift 0
   /// sends), by channel and micro-batch.
   std::map<std::pair<int64_t, int64_t>, Deps> localHandoffs;
 
   size_t getNumNodes() const { return trace.nodes.size(); }
+  const TraceNode &getNode(uint32_t id) const { return trace.nodes[id]; }
 
 private:
   /// Whether the current step runs `op` (all of them unless split).

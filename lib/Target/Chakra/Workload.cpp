@@ -142,7 +142,11 @@ expandClass(Workload &w, const sym::Bindings &b, const DeviceModel *device,
     pairFirst = -1;
   }
 
-  // The iteration's remaining reductions and updates, chunk by chunk.
+  // The iteration's remaining reductions and updates, chunk by chunk; a
+  // sum across pipeline stages after every message of the schedule.
+  for (uint32_t id = 0; id < e.getNumNodes(); ++id)
+    if (e.getNode(id).kind == NodeKind::Send)
+      e.acrossStagesAfter.push_back(id);
   e.stepStart = e.getNumNodes();
   e.barrier = -1;
   e.pairBarrier = -1;

@@ -1051,6 +1051,108 @@ static void readNemotronH(ConfigReader &r, ModelConfig &c) {
   c.ssm = m;
 }
 
+/// Zamba2: Mamba-2 layers, some of which (layers_block_type "hybrid") also
+/// run a transformer block shared across depth: num_mem_blocks sets of
+/// weights taken in turn, each use with its own adapters and `linear`.
+static void readZamba2(ConfigReader &r, ModelConfig &c) {
+  c.hidden = r.integer("hidden_size");
+  c.layers = r.layerCount("num_hidden_layers");
+  c.vocab = r.integer("vocab_size");
+  c.maxPositions = r.integerOr("max_position_embeddings", 4096);
+  c.tiedEmbeddings = r.boolean("tie_word_embeddings", true);
+  c.norm = NormStyle::RMS;
+  c.heads = r.integer("num_attention_heads");
+  c.kvHeads = r.integerOr("num_key_value_heads", c.heads);
+  c.ffn = r.integerOr("intermediate_size", [&] {
+    return r.product("4 x hidden_size", 4, c.hidden);
+  });
+  c.gatedMlp = true;
+  readActivation(r, c, "hidden_act", "gelu");
+  c.attentionDropout = r.probability("attention_dropout");
+  SSMConfig m;
+  m.version = 2;
+  m.state = r.integerOr("mamba_d_state", 64);
+  m.convKernel = r.integerOr("mamba_d_conv", 4);
+  m.inner = r.product("mamba_expand x hidden_size",
+                      r.integerOr("mamba_expand", 2), c.hidden);
+  m.groups = r.integerOr("mamba_ngroups", 1);
+  m.heads = r.integerOr("n_mamba_heads", 8);
+  m.headDim = r.integerOr("mamba_headdim", [&] {
+    return m.heads ? m.inner / m.heads : 0;
+  });
+  m.chunk = r.integerOr("chunk_size", 256);
+  m.convBias = r.boolean("use_conv_bias", true);
+  m.projBias = r.boolean("add_bias_linear", false);
+  SharedBlockConfig s;
+  s.blocks = r.integerOr("num_mem_blocks", 1);
+  s.adapterRank = r.integerOr("adapter_rank", 128);
+  s.attentionAdapters = r.boolean("use_shared_attention_adapter", false);
+  s.rotary = r.boolean("use_mem_rope", false);
+  // The MLP's adapters are built whatever use_shared_mlp_adapter says (as
+  // HF's Zamba2MLP does); attention_head_dim, attention_hidden_size,
+  // kv_channels and num_query_groups are derived from the sizes above.
+  r.understood({"use_shared_mlp_adapter", "time_step_min", "time_step_max",
+                "time_step_floor", "time_step_limit", "use_long_context",
+                "num_logits_to_keep", "use_mem_eff_path", "kv_channels",
+                "num_query_groups", "ffn_hidden_size"});
+  std::vector<std::string> types = r.stringList("layers_block_type");
+  std::vector<int64_t> listed = r.integerList("hybrid_layer_ids");
+  std::optional<int64_t> headDim = r.optionalInteger("attention_head_dim");
+  std::optional<int64_t> width = r.optionalInteger("attention_hidden_size");
+  if (!r.ok())
+    return;
+  r.requireDivides("num_attention_heads", c.heads, "2 x hidden_size",
+                   2 * c.hidden);
+  r.requireDivides("num_key_value_heads", c.kvHeads, "num_attention_heads",
+                   c.heads);
+  r.requireDivides("mamba_ngroups", m.groups, "n_mamba_heads", m.heads);
+  if (!r.ok())
+    return;
+  c.headDim = 2 * c.hidden / c.heads;
+  if (headDim && *headDim != c.headDim)
+    r.error() << "field 'attention_head_dim' is " << *headDim
+              << " but the shared attention's heads are 2 x hidden_size / "
+                 "num_attention_heads = "
+              << c.headDim << " channels";
+  if (width && *width != 2 * c.hidden)
+    r.error() << "field 'attention_hidden_size' is " << *width
+              << " but the shared blocks read 2 x hidden_size = "
+              << 2 * c.hidden << " channels";
+  if (r.ok() && m.heads * m.headDim != m.inner)
+    r.error() << "n_mamba_heads x mamba_headdim (" << m.heads << " x "
+              << m.headDim << ") must equal the mixer's channels, "
+              << "mamba_expand x hidden_size = " << m.inner;
+  if (r.ok() && s.attentionAdapters && c.kvHeads != c.heads)
+    r.error() << "use_shared_attention_adapter adds adapters of "
+                 "2 x hidden_size channels to k and v: it needs "
+                 "num_key_value_heads = num_attention_heads ("
+              << c.heads << "), not " << c.kvHeads;
+  if (!r.ok())
+    return;
+  if (int64_t(types.size()) != c.layers) {
+    r.error() << "field 'layers_block_type' has " << types.size()
+              << " layers but num_hidden_layers is " << c.layers;
+    return;
+  }
+  for (auto [i, t] : llvm::enumerate(types)) {
+    if (t == "hybrid")
+      s.uses.push_back(int64_t(i));
+    else if (t != "mamba") {
+      r.error() << "field 'layers_block_type' has '" << t
+                << "'; expected 'mamba' or 'hybrid'";
+      return;
+    }
+  }
+  if (!listed.empty() && listed != s.uses) {
+    r.error() << "field 'hybrid_layer_ids' does not list the 'hybrid' layers "
+                 "of layers_block_type";
+    return;
+  }
+  c.ssm = m;
+  if (!s.uses.empty())
+    c.sharedBlocks = s;
+}
+
 static const HFFamily kFamilies[] = {
     {"LlamaForCausalLM", "llama", readLlama},
     {"MistralForCausalLM", "mistral", readMistral},
@@ -1083,6 +1185,7 @@ static const HFFamily kFamilies[] = {
     {"Mamba2ForCausalLM", "mamba2", readMamba2},
     {"JambaForCausalLM", "jamba", readJamba},
     {"NemotronHForCausalLM", "nemotron_h", readNemotronH},
+    {"Zamba2ForCausalLM", "zamba2", readZamba2},
     {"DeepseekV2ForCausalLM", "deepseek_v2",
      [](ConfigReader &r, ModelConfig &c) { readDeepSeek(r, c, false); }},
     {"DeepseekV3ForCausalLM", "deepseek_v3",

@@ -151,3 +151,27 @@ func.func @f() {
   %0 = stage.input "x" {stage.overlap = ["grad"]} : !stage.tensor<[B], f32>
   return
 }
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{'stage.layer' must be a non-negative integer}}
+  %0 = stage.input "x" {stage.layer = -1 : i64} : !stage.tensor<[B], f32>
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{'stage.held_by' must be at least two increasing stage indices on a stage.param}}
+  %0 = stage.param "w" {stage.held_by = array<i64: 2, 1>} : !stage.tensor<[D], f32>
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error @+1 {{'stage.held_by' must be at least two increasing stage indices on a stage.param}}
+  %0 = stage.input "x" {stage.held_by = array<i64: 0, 1>} : !stage.tensor<[D], f32>
+  return
+}

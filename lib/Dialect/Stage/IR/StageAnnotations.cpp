@@ -22,6 +22,8 @@ using KeepsResult = StageDialect::RecomputeKeepsResultAttrHelper;
 using Recompute = StageDialect::RecomputeAttrHelper;
 using AttentionCore = StageDialect::AttentionCoreAttrHelper;
 using LayerPeriod = StageDialect::LayerPeriodAttrHelper;
+using ModelLayer = StageDialect::LayerAttrHelper;
+using HeldBy = StageDialect::HeldByAttrHelper;
 using TokenFeedback = StageDialect::TokenFeedbackAttrHelper;
 using VocabParallel = StageDialect::VocabParallelAttrHelper;
 using Overlap = StageDialect::OverlapAttrHelper;
@@ -370,6 +372,28 @@ void mlir::stage::setLayerPeriod(RepeatOp op, int64_t layers) {
               IntegerAttr::get(IntegerType::get(op.getContext(), 64), layers));
 }
 
+std::optional<int64_t> mlir::stage::getModelLayer(Operation *op) {
+  if (auto n = op->getAttrOfType<IntegerAttr>(ModelLayer::getNameStr()))
+    return n.getInt();
+  return std::nullopt;
+}
+
+void mlir::stage::setModelLayer(Operation *op, int64_t layer) {
+  op->setAttr(ModelLayer::getNameStr(),
+              IntegerAttr::get(IntegerType::get(op->getContext(), 64), layer));
+}
+
+ArrayRef<int64_t> mlir::stage::getHoldingStages(ParamOp op) {
+  if (auto a = op->getAttrOfType<DenseI64ArrayAttr>(HeldBy::getNameStr()))
+    return a.asArrayRef();
+  return {};
+}
+
+void mlir::stage::setHoldingStages(ParamOp op, ArrayRef<int64_t> stages) {
+  op->setAttr(HeldBy::getNameStr(),
+              DenseI64ArrayAttr::get(op->getContext(), stages));
+}
+
 //===----------------------------------------------------------------------===//
 // Frontends' names
 //===----------------------------------------------------------------------===//
@@ -449,6 +473,18 @@ LogicalResult StageDialect::verifyOperationAttribute(Operation *op,
     auto n = dyn_cast<IntegerAttr>(value);
     return expect(isa<RepeatOp>(op) && n && n.getInt() > 0,
                   "a positive integer on a stage.repeat");
+  }
+  if (name == ModelLayer::getNameStr()) {
+    auto n = dyn_cast<IntegerAttr>(value);
+    return expect(n && n.getInt() >= 0, "a non-negative integer");
+  }
+  if (name == HeldBy::getNameStr()) {
+    auto list = dyn_cast<DenseI64ArrayAttr>(value);
+    bool ok = isa<ParamOp>(op) && list && list.size() >= 2;
+    for (size_t i = 0; ok && i < list.size(); ++i)
+      ok = list[i] >= 0 && (i == 0 || list[i] > list[i - 1]);
+    return expect(ok, "at least two increasing stage indices on a "
+                      "stage.param");
   }
   if (name == TokenFeedback::getNameStr()) {
     if (!isa<SendOp, RecvOp>(op))

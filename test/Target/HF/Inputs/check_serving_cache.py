@@ -27,7 +27,14 @@ sizes = {"pythia-1.4b": dict(L=24, KV=16, Dh=128),
          # last 3 inputs of q, k (16 x 128 each) and v (32 x 128).
          "qwen3-next-80b-a3b": dict(L=12, KV=2, Dh=256,
                                     state=36 * (32 * 128 * 128
-                                                + 3 * (2 * 16 * 128 + 32 * 128)))}
+                                                + 3 * (2 * 16 * 128 + 32 * 128))),
+         # 9 uses of the shared blocks, each with its own keys and values
+         # (KV=32 heads of 2 x 2560 / 32 = 160); 54 Mamba-2 layers: 80 heads
+         # of 64 x 64 states and the convolution's last 3 inputs of x (5120),
+         # and of B and C (one group of 64 each: every tp rank holds them).
+         "zamba2-2.7b": dict(L=9, KV=32, Dh=160,
+                             state=54 * (80 * 64 * 64 + 3 * 5120),
+                             replicated=54 * 3 * 2 * 64)}
 models = sys.argv[2].split(",")
 for model in models:
     m = sizes[model]
@@ -36,8 +43,9 @@ for model in models:
     for B in (1, 8, 64):
         r = json.load(open(f"{prefix}.{model}.{B}.json"))
         cache = r["stages"][0]["memory"]["kv_cache"]["value"]
-        want = (2 * 2 * B * positions * m["KV"] * m["Dh"]
-                + 2 * B * m.get("state", 0)) // TP
+        want = ((2 * 2 * B * positions * m["KV"] * m["Dh"]
+                 + 2 * B * m.get("state", 0)) // TP
+                + 2 * B * m.get("replicated", 0))
         tpot = r["job"]["job_time"]["tpot"]["value"]
         print(f"{model} B={B} cache {'exact' if cache == want else (cache, want)}, "
               f"decode time {'positive' if tpot > 0 else tpot}")

@@ -149,6 +149,14 @@ bool isAttentionCore(Operation *op);
 /// (Gemma-2's sliding and global pair, Jamba's eight layers); 1 by default.
 int64_t getLayerPeriod(RepeatOp op);
 void setLayerPeriod(RepeatOp op, int64_t layers);
+/// The model layer an op outside any layer stack belongs to (Zamba2's
+/// layers with a shared block); none for the ops before and after layers.
+std::optional<int64_t> getModelLayer(Operation *op);
+void setModelLayer(Operation *op, int64_t layer);
+/// The pipeline stages (their indices) holding a weight that several hold,
+/// each a copy whose gradients are summed; empty for a weight one holds.
+ArrayRef<int64_t> getHoldingStages(ParamOp op);
+void setHoldingStages(ParamOp op, ArrayRef<int64_t> stages);
 void markAttentionCore(Operation *op);
 
 //===----------------------------------------------------------------------===//

@@ -58,6 +58,12 @@ def Stage_Dialect : Dialect {
     "::mlir::ArrayAttr":$overlap,
     // On a stage.repeat of a hybrid's period: the layers one iteration is.
     "::mlir::IntegerAttr":$layer_period,
+    // On the ops of a model layer outside any layer stack (Zamba2's layers
+    // with a shared block): the layer's index, which stage-pipeline reads.
+    "::mlir::IntegerAttr":$layer,
+    // On a weight of a pipeline stage that other stages hold too (a tied
+    // embedding, a shared block): the indices of every stage holding it.
+    "::mlir::DenseI64ArrayAttr":$held_by,
     // Serving: the send and receive of a pipeline's sampled tokens, from
     // its last stage back to its first.
     "::mlir::UnitAttr":$token_feedback,
