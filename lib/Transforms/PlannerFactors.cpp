@@ -11,6 +11,7 @@
 #include "Planner.h"
 
 #include "Stage/Analysis/ParameterAnalysis.h"
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 
 using namespace mlir;
 using namespace mlir::stage;
@@ -23,12 +24,39 @@ static constexpr double kWeightMovePenalty = 1e6;
 /// Costs closer than this are equal (they are sums of byte counts).
 static constexpr double kCostTolerance = 1e-9;
 
-/// Whether every use of `v` adds it to something (so a partial sum can wait).
-static bool feedsOnlyAdds(Value v) {
-  return !v.use_empty() && llvm::all_of(v.getUsers(), [](Operation *user) {
+/// Whether a partial sum `v` can wait: every use adds it to something; or
+/// (in a backward, where it reaches a weight gradient) every use adds it or
+/// contracts it with a value that is not one (an einsum is linear in each
+/// operand) into a weight gradient, which keeps it for the iteration's
+/// reduction, or into a value that can wait in turn. A low-rank adapter's
+/// gradient so joins the projection's input gradient, reduced once, and its
+/// down projection's weight gradient, reduced once per iteration.
+bool Planner::sumsLater(Value v, int depth) {
+  // A recomputed forward value is reduced as the forward reduced it.
+  Operation *def = v.getDefiningOp();
+  bool recomputed = def && isRecomputation(def);
+  bool reachesWeight = false;
+  bool waits = !v.use_empty() && llvm::all_of(v.getUsers(), [&](Operation *user) {
+    if (auto add = dyn_cast<EwiseOp>(user))
+      return add.getKind() == EwiseKind::add;
+    auto einsum = dyn_cast<EinsumOp>(user);
+    if (recomputed || !einsum || einsum.getInputs().size() != 2 || depth > 1)
+      return false;
+    Value other = einsum.getInputs()[einsum.getInputs()[0] == v ? 1 : 0];
+    if (other == v || !current(other).getPartialAxes().empty())
+      return false;
+    Value r = einsum.getResult();
+    if (gradients.contains(r)) {
+      reachesWeight = true;
+      return true;
+    }
+    return sumsLater(r, depth + 1);
+  });
+  bool onlyAdds = llvm::all_of(v.getUsers(), [](Operation *user) {
     auto add = dyn_cast<EwiseOp>(user);
     return add && add.getKind() == EwiseKind::add;
   });
+  return waits && (onlyAdds || reachesWeight);
 }
 
 /// The factor of the dimension `axis` splits in layout `l`, or -1.
@@ -54,7 +82,7 @@ OpLayouts Planner::gatherLayouts(Operation *op, const FactorModel &m) {
   for (Value r : op->getResults()) {
     l.results.push_back(ShardingLayout::of(keptSharding(r),
                                            m.results[l.results.size()].size()));
-    if (feedsOnlyAdds(r))
+    if (sumsLater(r))
       l.results.back().partial = rules.getPlan().axes;
   }
   // Partial sums pass through linear ops when every operand is partial over
@@ -224,7 +252,10 @@ void Planner::writeAnnotations(Operation *op, const FactorModel &m,
     ShardingLayout need;
     for (int f : m.operands[i])
       need.dims.push_back(axesOf(f));
-    need.partial = l.passPartial;
+    // Only an operand that is a partial sum passes it through (the other
+    // operand of an einsum is whole).
+    if (!l.operands[i].partial.empty())
+      need.partial = l.passPartial;
     needs.push_back(need.attr(ctx));
     for (const std::string &a : rules.getPlan().axes) {
       if (l.operands[i].dimOf(a) >= 0 && need.dimOf(a) < 0)
@@ -258,7 +289,7 @@ void Planner::writeAnnotations(Operation *op, const FactorModel &m,
     bool onlyLoss =
         !isProgramOutput(op) &&
         llvm::all_of(r.getUsers(), [](Operation *u) { return isa<LossOp>(u); });
-    if (onlyLoss || (!produced.partial.empty() && feedsOnlyAdds(r))) {
+    if (onlyLoss || (!produced.partial.empty() && sumsLater(r))) {
       kept.back() = natural.back();
       continue;
     }

@@ -39,23 +39,31 @@ struct RecomputePass
     module.walk([&](Operation *op) {
       if (!isa<CostOpInterface>(op))
         return;
-      bool inLayer = isa_and_nonnull<RepeatOp>(op->getParentOp());
+      // A layer's ops: a layer stack's body, or a layer built outside any
+      // stack (Zamba2's layers with a shared block).
+      bool inLayer = isa_and_nonnull<RepeatOp>(op->getParentOp()) ||
+                     getModelLayer(op).has_value();
       bool core = isa<AttentionOp>(op) || isAttentionCore(op);
       if ((kind == RecomputePolicy::full && inLayer) ||
           (kind == RecomputePolicy::selective && core))
         markRecomputable(op);
     });
-    // The outputs of a selectively recomputed core are stored anyway.
-    if (kind == RecomputePolicy::selective)
-      module.walk([&](Operation *op) {
-        if (!isRecomputable(op))
+    // The outputs of a selectively recomputed core are stored anyway, and
+    // so are those of a layer outside any stack that go on to another
+    // layer (a checkpoint's output is the next layer's stored input, as a
+    // stack's carried value is).
+    module.walk([&](Operation *op) {
+      if (!isRecomputable(op))
+        return;
+      std::optional<int64_t> layer = getModelLayer(op);
+      if (kind != RecomputePolicy::selective && !layer)
+        return;
+      for (Operation *user : op->getUsers())
+        if (!isRecomputable(user) || getModelLayer(user) != layer) {
+          markKeepsRecomputedResult(op);
           return;
-        for (Operation *user : op->getUsers())
-          if (!isRecomputable(user)) {
-            markKeepsRecomputedResult(op);
-            return;
-          }
-      });
+        }
+    });
   }
 };
 } // namespace

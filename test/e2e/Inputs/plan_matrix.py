@@ -3,9 +3,12 @@ a tiny dense Llama, a tiny Mistral (sliding-window attention), a tiny
 Mixtral, a tiny DeepSeek-V3 (MLA, a dense first layer, a shared expert), a
 tiny gpt-oss (attention sinks, alternating sliding and full layers, biases
 on attention, router and experts, 24 experts: tokens per expert are not
-whole) and a tiny Nemotron-H-style hybrid (Mamba-2 mixers split over tp by heads and
+whole), a tiny Nemotron-H-style hybrid (Mamba-2 mixers split over tp by heads and
 groups as Megatron's Mamba layers are, attention and ReLU^2 MLP layers, one
-block each), each checked against closed forms
+block each) and a tiny Zamba2 (Mamba-2 layers and two transformer blocks
+shared across depth: a copy on every pipeline chunk that uses one, their
+gradients summed over the holders, the embeddings sent to every chunk with
+a use), each checked against closed forms
 written here from the models' configs and the literature, not from the
 project's analyses:
 
@@ -68,6 +71,7 @@ class Param:
         # exceed the kv heads): its gradient sums over them.
         self.per_head = per_head
         self.in_layer = True  # a transformer layer's, not embedding or head
+        self.shared = False  # a block's that several layers use (Zamba2)
 
 
 def outside_layers(params):
@@ -100,6 +104,19 @@ class Model:
         # Layer kinds: 'A' attention and an MLP; a Nemotron-H pattern's 'M'
         # (a Mamba-2 mixer), '*' (attention) and '-' (a ReLU^2 MLP).
         self.kinds = list(c.get("hybrid_override_pattern", "A" * self.L))
+        # Zamba2: Mamba-2 layers; a 'Z' layer's mixer also reads a shared
+        # block's output (use j runs block j % num_mem_blocks) on the layer's
+        # input joined with the embeddings: attention from 2D channels (H
+        # heads of 2D / H), a gated MLP of F, the use's own D x D linear,
+        # adapters of rank Ra on the MLP's gate and up (and on q, k, v).
+        self.zamba = "Zamba2" in self.arch
+        if self.zamba:
+            t = c["layers_block_type"]
+            self.kinds = ["Z" if k == "hybrid" else "M" for k in t]
+            self.uses = [i for i, k in enumerate(t) if k == "hybrid"]
+            self.blocks = c.get("num_mem_blocks", 1)
+            self.Ra = c["adapter_rank"]
+            self.attn_adapters = c.get("use_shared_attention_adapter", False)
         if self.qnext:
             every = c["full_attention_interval"]
             self.kinds = ["G" if (i + 1) % every == 0 else "N"
@@ -109,7 +126,12 @@ class Model:
             self.G, self.Ns = c["linear_num_key_heads"], c["linear_key_head_dim"]
             self.Kc, self.Q = c["linear_conv_kernel_dim"], 64
         self.ssm = "M" in self.kinds
-        if self.ssm:
+        if self.zamba:
+            self.Hm = c["n_mamba_heads"]
+            self.P = c["mamba_expand"] * self.D // self.Hm
+            self.G, self.Ns = c["mamba_ngroups"], c["mamba_d_state"]
+            self.Kc, self.Q = c.get("mamba_d_conv", 4), c["chunk_size"]
+        elif self.ssm:
             self.Hm, self.P = c["mamba_num_heads"], c["mamba_head_dim"]
             self.G, self.Ns = c["n_groups"], c["ssm_state_size"]
             self.Kc, self.Q = c.get("conv_kernel", 4), c["chunk_size"]
@@ -125,7 +147,9 @@ class Model:
             self.Dn, self.Dr = c["qk_nope_head_dim"], c["qk_rope_head_dim"]
             self.Dv = c["v_head_dim"]
             self.Dqk = self.Dn + self.Dr
-        if not self.mla:
+        if self.zamba:
+            self.Dh = self.Dqk = self.Dv = 2 * self.D // self.H
+        elif not self.mla:
             self.Dh = c.get("head_dim", self.D // self.H)
             self.Dqk = self.Dv = self.Dh
         # Sliding-window attention: each query scores the W keys before it
@@ -146,7 +170,20 @@ class Model:
         return self.moe and i >= self.dense_layers
 
     def has_attention(self, i):
-        return self.kinds[i] in "A*G"
+        return self.kinds[i] in "A*GZ"
+
+    def adapters(self):
+        """Low-rank adapters per use: the MLP's, and q's, k's and v's."""
+        return 1 + (3 if self.attn_adapters else 0)
+
+    def adapter_downs(self):
+        """Weights per token of a use's adapters' down projections."""
+        return self.D * self.Ra + (6 * self.D * self.Ra
+                                   if self.attn_adapters else 0)
+
+    def block_of(self, i):
+        """The shared block layer i uses (Zamba2)."""
+        return self.uses.index(i) % self.blocks
 
     def delta_per_token(self, i):
         """Matrix FLOPs per token of layer i's chunked delta rule, forward
@@ -162,7 +199,7 @@ class Model:
         """Matrix FLOPs per token of layer i's chunked scan, forward (Dao
         and Gu 2024: C B^T within a chunk, its product with x, the chunk
         states and their read-out)."""
-        if self.kinds[i] != "M":
+        if self.kinds[i] not in "MZ":
             return 0
         Q, Ns, G, P, Hm = self.Q, self.Ns, self.G, self.P, self.Hm
         return 2 * Q * Ns * G + 2 * Q * P * Hm + 4 * Ns * P * Hm
@@ -178,7 +215,9 @@ class Model:
         D, tp_h, one = self.D, lambda tp: tp, lambda tp: 1
         ps = [Param(D, one)]
         kind = self.kinds[i]
-        if kind == "M":
+        if kind == "Z":
+            ps += self.use_params()
+        if kind in "MZ":
             Hm, P, G, Ns, Kc = self.Hm, self.P, self.G, self.Ns, self.Kc
             ps += [Param(D * Hm * P, tp_h), Param(D * Hm * P, tp_h),
                    Param(D * G * Ns, tp_h), Param(D * G * Ns, tp_h),
@@ -197,6 +236,35 @@ class Model:
                    Param(D * KV * Dh, self.kv_div), Param(H * Dh * D, tp_h)]
         else:
             ps += [Param(D * self.F, tp_h), Param(self.F * D, tp_h)]
+        return ps
+
+    def use_params(self):
+        """A use of a shared block's own weights: its linear (replicated),
+        the adapters' down projections (replicated; their gradients sum the
+        heads and ffn channels of every rank) and up projections (split
+        with the projection they add to)."""
+        D, F, Ra, H, KV, Dh = self.D, self.F, self.Ra, self.H, self.KV, self.Dh
+        tp_h, one, every = lambda tp: tp, lambda tp: 1, lambda tp: True
+        ps = [Param(D * D, one), Param(D * Ra, one, per_head=every),
+              Param(Ra * F, tp_h), Param(Ra * F, tp_h)]
+        if self.attn_adapters:
+            ps += [Param(2 * D * Ra, one, per_head=every) for _ in range(3)]
+            ps += [Param(Ra * H * Dh, tp_h), Param(Ra * KV * Dh, self.kv_div),
+                   Param(Ra * KV * Dh, self.kv_div)]
+        return ps
+
+    def shared_block_params(self):
+        """One shared block: its norms, attention from 2D channels, the
+        gated MLP."""
+        D, F, H, KV, Dh = self.D, self.F, self.H, self.KV, self.Dh
+        tp_h, one = lambda tp: tp, lambda tp: 1
+        ps = [Param(2 * D, one), Param(2 * D * H * Dh, tp_h),
+              Param(2 * D * KV * Dh, self.kv_div),
+              Param(2 * D * KV * Dh, self.kv_div), Param(H * Dh * D, tp_h),
+              Param(D, one), Param(D * F, tp_h), Param(D * F, tp_h),
+              Param(F * D, tp_h)]
+        for p in ps:
+            p.shared = True
         return ps
 
     def qnext_layer_params(self, i):
@@ -286,9 +354,16 @@ class Model:
     def matmul_weights_per_token(self, i):
         """Weight elements a token multiplies by in layer i (forward)."""
         D, H = self.D, self.H
-        if self.ssm and self.kinds[i] == "M":
+        if self.ssm and self.kinds[i] in "MZ":
             Hm, P, G, Ns = self.Hm, self.P, self.G, self.Ns
-            return D * (2 * Hm * P + 2 * G * Ns + Hm) + Hm * P * D
+            n = D * (2 * Hm * P + 2 * G * Ns + Hm) + Hm * P * D
+            if self.kinds[i] == "M":
+                return n
+            F, Ra, KV, Dh = self.F, self.Ra, self.KV, self.Dh
+            n += 2 * D * H * Dh + 2 * 2 * D * KV * Dh + H * Dh * D
+            if self.attn_adapters:
+                n += 3 * 2 * D * Ra + Ra * H * Dh + 2 * Ra * KV * Dh
+            return n + 3 * D * F + D * Ra + 2 * Ra * F + D * D
         if self.ssm and self.kinds[i] == "-":
             return 2 * D * self.F
         if self.qnext and self.kinds[i] == "N":
@@ -316,6 +391,11 @@ class Model:
     def replicated_matmul_weights_per_token(self, i, tp):
         """Weight elements of layer i's matmuls that tp does not split."""
         D, n = self.D, 0
+        if self.zamba:
+            if self.kinds[i] != "Z":
+                return 0
+            return D * D + D * self.Ra + (6 * D * self.Ra
+                                          if self.attn_adapters else 0)
         if not self.has_attention(i):
             return 0
         if self.mla:
@@ -535,6 +615,115 @@ def stage_params(plan, stage, layers):
     return ps
 
 
+def chunk_placement(plan, stages):
+    """(copy, chunk) -> (rank, layers): where each chunk of the pipeline
+    runs, from the parts of the layers each stage's report lists (a part
+    per chunk); DualPipe's second copy of chunk j runs on rank pp - 1 - j."""
+    parts = []
+    for s in stages:
+        text = s["layers"]
+        for part in (text.split(",") if text else [""]):
+            parts.append((s["stage"], stage_layers(part.strip(), plan.model)))
+    ranges = sorted({tuple(layers) for _, layers in parts})
+    out = {}
+    for rank, layers in parts:
+        j = ranges.index(tuple(layers))
+        out[(1 if plan.mirrored and j != rank else 0, j)] = (rank, layers)
+    return out
+
+
+def block_copies(plan, placement, block):
+    """Rank -> the copies of a Zamba2 shared block it holds: one per chunk
+    with a layer that uses it."""
+    m, copies = plan.model, {}
+    for rank, layers in placement.values():
+        if any(m.kinds[i] == "Z" and m.block_of(i) == block for i in layers):
+            copies[rank] = copies.get(rank, 0) + 1
+    return copies
+
+
+def shared_params(plan, placement, rank):
+    """The shared blocks' copies a rank holds (weights outside the layers'
+    lists: counted once per chunk)."""
+    m, ps = plan.model, []
+    if m.zamba:
+        for b in range(m.blocks):
+            for _ in range(block_copies(plan, placement, b).get(rank, 0)):
+                ps += m.shared_block_params()
+    return ps
+
+
+def expected_sharing_traffic(plan, placement):
+    """Rank -> the messages of a Zamba2 pipeline beyond its boundaries: the
+    embeddings from the first chunk to each chunk of another rank with a
+    use (their gradients back), per micro-batch; and the sums of the shared
+    blocks' gradients (a ZeRO shard) over the ranks holding copies: an
+    all-reduce over pp when every rank of three or more holds one,
+    otherwise each rank's last copy exchanges with every other rank's
+    (copies on one rank hand over in memory)."""
+    m, out = plan.model, {}
+    if not m.zamba or plan.pp == 1:
+        return out
+    act = BF16 * tokens_per_rank(plan) * m.D // (plan.tp if plan.sp else 1)
+    for copy in {c for c, _ in placement}:
+        src = placement[(copy, 0)][0]
+        for (c, j), (rank, layers) in placement.items():
+            if c == copy and rank != src and \
+                    any(m.kinds[i] == "Z" for i in layers):
+                for r in (src, rank):
+                    add(out.setdefault(r, {}), "send_pp", plan.runs * act)
+                    add(out.setdefault(r, {}), "recv_pp", plan.runs * act)
+    shard = BF16 * sum(local_elements(plan, p, plan.zero >= 1)
+                       for p in m.shared_block_params())
+    for b in range(m.blocks):
+        copies = block_copies(plan, placement, b)
+        n = len(copies)
+        if n < 2:
+            continue
+        for r in copies:
+            if n == plan.pp and plan.pp > 2:
+                add(out.setdefault(r, {}), "all_reduce_pp", shard)
+            else:
+                add(out.setdefault(r, {}), "send_pp", (n - 1) * shard)
+                add(out.setdefault(r, {}), "recv_pp", (n - 1) * shard)
+    return out
+
+
+def shared_sum_adds(plan, placement):
+    """Elements added into the shared blocks' gradients before their
+    updates, over all ranks: each rank's last copy adds its rank's other
+    copies and, when the ranks exchange, every other rank's."""
+    m = plan.model
+    if not m.zamba or plan.pp == 1:
+        return 0
+    shard = sum(local_elements(plan, p, plan.zero >= 1)
+                for p in m.shared_block_params())
+    total = 0
+    for b in range(m.blocks):
+        copies = block_copies(plan, placement, b)
+        if sum(copies.values()) < 2:
+            continue
+        n = len(copies)
+        exchange = 0 if n == plan.pp and plan.pp > 2 else n - 1
+        total += sum(k - 1 + exchange for k in copies.values()) * shard
+    return total * plan.ranks_per_stage()
+
+
+def use_sum_adds(plan, placement):
+    """Elements added, over all ranks, where a chunk uses a shared block
+    several times: each micro-batch's gradient of the block sums its uses
+    there (one add per extra use, on the rank's tp share)."""
+    m = plan.model
+    if not m.zamba:
+        return 0
+    share = sum(p.count // p.tp_div(plan.tp) for p in m.shared_block_params())
+    adds = 0
+    for _, layers in placement.values():
+        uses = [m.block_of(i) for i in layers if m.kinds[i] == "Z"]
+        adds += sum(max(uses.count(b) - 1, 0) for b in range(m.blocks))
+    return adds * share * plan.runs * plan.ranks_per_stage()
+
+
 def local_elements(plan, p, zero_partitioned):
     """Elements of `p` one rank holds: split by tp (and ep for experts), and
     by the data-parallel ranks when ZeRO partitions this state."""
@@ -626,6 +815,16 @@ def layer_widths(m, i):
     its latents (q, kv, the shared rope key) instead of the hidden state;
     experts move their dispatched buffers, top-k times the tokens."""
     D = m.D
+    if m.zamba and m.kinds[i] == "Z":
+        # The Mamba block, then the shared block's attention (its input the
+        # 2D channels of the layer's input and the embeddings) and MLP.
+        # Under SP each adapter's down projection runs on the rank's share
+        # of the tokens and its output (Ra wide) is gathered for the up
+        # projection, and again for the up projection's weight gradient.
+        rows, cols = [D, D, D], [D, 2 * D, D]
+        adapters = [m.Ra] * m.adapters()
+        return {"fwd_rs": rows, "fwd_ag": cols + adapters, "bwd_dy": rows,
+                "regather": cols + adapters, "bwd_rs": cols}
     if m.ssm:  # one column- and row-parallel block per layer
         return {k: [D] for k in
                 ("fwd_rs", "fwd_ag", "bwd_dy", "regather", "bwd_rs")}
@@ -738,9 +937,10 @@ def expected_model_traffic(plan, stage, layers, ps):
         add(out, "recv_pp", M * chunks * boundary)
     if plan.mirrored:
         # Each gradient the optimizer reads (a ZeRO shard) goes to the
-        # rank holding the other copy, and that copy's comes back.
+        # rank holding the other copy, and that copy's comes back (a shared
+        # block's are summed over all its copies instead).
         exchanged = BF16 * sum(local_elements(plan, p, plan.zero >= 1)
-                               for p in ps)
+                               for p in ps if not p.shared)
         add(out, "send_pp", exchanged)
         add(out, "recv_pp", exchanged)
     return out
@@ -766,6 +966,11 @@ def expected_contraction(plan):
     recompute = {"none": 0, "selective": scores * (Dqk + Dv),
                  "full": layers_fwd}[plan.recompute]
     total = fwd + bwd + recompute
+    if plan.tp > 1 and plan.sp and m.zamba:
+        # Under SP an adapter's gradient is a partial sum over the heads (or
+        # ffn channels) of the ranks: its down projection's input and weight
+        # gradients run on the whole sequence on every tp rank.
+        total += (plan.tp - 1) * 2 * 2 * T * len(m.uses) * m.adapter_downs()
     if plan.tp > 1 and not plan.sp:
         # Without SP every tp rank multiplies all tokens by the weights tp
         # does not split (the router, MLA's down-projections, replicated kv
@@ -804,10 +1009,13 @@ def check(out, base):
         return
     # --- model states, per stage ---
     all_layers = []
+    placement = chunk_placement(plan, stages)
+    sharing = expected_sharing_traffic(plan, placement)
     for s in stages:
         layers = stage_layers(s["layers"], plan.model)
         all_layers += layers
-        ps = stage_params(plan, s["stage"], layers)
+        ps = stage_params(plan, s["stage"], layers) + \
+            shared_params(plan, placement, s["stage"])
         for key, want in expected_states(plan, ps).items():
             got = value(s["memory"], key)
             if got != want:
@@ -815,6 +1023,8 @@ def check(out, base):
                          f"{want} B")
         traffic = expected_model_traffic(plan, s["stage"], layers, ps)
         for key, v in expected_dp_traffic(plan, ps).items():
+            add(traffic, key, v)
+        for key, v in sharing.get(s["stage"], {}).items():
             add(traffic, key, v)
         comm = s["communication"]
         for key in sorted(set(traffic) | set(comm)):
@@ -847,6 +1057,13 @@ def check(out, base):
         want = {k: value(base["stages"][0]["flops"], k) * plan.tp
                 for k in phases}
         want["backward"] += (plan.runs - 1) * grads
+        # The shared blocks' uses summed per chunk and micro-batch, where
+        # the base sums them once.
+        whole = {(0, 0): (0, list(range(plan.model.L)))}
+        unsplit = Plan(plan.model, 1, plan.tp, 1, 1, 1, 0, plan.recompute,
+                       "1f1b", plan.sp, 1)
+        want["backward"] += use_sum_adds(plan, placement) - \
+            use_sum_adds(unsplit, whole)
         if plan.sp and plan.zero >= 2:
             # Each tp rank sums the whole gathered output gradient into a
             # row-parallel output's bias (see expected_model_traffic):
@@ -856,8 +1073,14 @@ def check(out, base):
                          (m.K * m.D if m.is_moe_layer(i) else 0)
                          for i in range(m.L)) if m.gptoss else 0
             want["backward"] += (plan.tp - 1) * BATCH * SEQ * widths
-        # DualPipe adds the other copy's gradient: one FLOP per element.
-        want["optimizer"] = (18 if plan.mirrored else 17) * masters
+        # DualPipe adds the other copy's gradient: one FLOP per element
+        # (a shared block's copies are summed instead, shared_sum_adds).
+        want["optimizer"] = 17 * masters + shared_sum_adds(plan, placement)
+        if plan.mirrored:
+            shared = sum(local_elements(plan, p, plan.zero >= 1)
+                         for s in stages
+                         for p in shared_params(plan, placement, s["stage"]))
+            want["optimizer"] += masters - shared * rps
         for k, got in phases.items():
             if got != want[k]:
                 out.fail(f"{k} FLOPs over all ranks: {got}, the unsplit "
@@ -903,7 +1126,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
     ap.add_argument("--models",
                     default="llama-tiny,mistral-tiny,mixtral-tiny,deepseek-tiny,"
-                    "gpt-oss-tiny,qwen3-next-tiny,cohere-tiny,hybrid-tiny")
+                    "gpt-oss-tiny,qwen3-next-tiny,cohere-tiny,hybrid-tiny,"
+                    "zamba2-tiny")
     ap.add_argument("--show", type=int, default=5)
     ap.add_argument("--digests", help="write each plan's hash of its step, "
                     "report and traces to this file")
