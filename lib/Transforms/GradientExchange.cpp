@@ -2,6 +2,8 @@
 
 #include "GradientExchange.h"
 
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
+
 using namespace mlir;
 using namespace mlir::stage;
 
@@ -51,4 +53,22 @@ int64_t mlir::stage::getRingShift(int64_t from, int64_t to, int64_t pp) {
   int64_t d = ((to - from) % pp + pp) % pp;
   // Halfway round, backwards to a lower rank (as a pipeline's gradients go).
   return 2 * d > pp || (2 * d == pp && to < from) ? d - pp : d;
+}
+
+LogicalResult mlir::stage::sumOverPipelines(
+    ModuleOp module, function_ref<bool(PipelineOp)> applies,
+    function_ref<LogicalResult(PipelineOp, FlatSymbolRefAttr)> sum) {
+  GridOp grid = getGrid(module);
+  WalkResult r = module.walk([&](PipelineOp pipe) {
+    if (!applies(pipe))
+      return WalkResult::advance();
+    if (!grid) {
+      pipe.emitOpError("needs the module's stage.grid");
+      return WalkResult::interrupt();
+    }
+    if (failed(sum(pipe, FlatSymbolRefAttr::get(grid.getSymNameAttr()))))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(r.wasInterrupted());
 }

@@ -13,6 +13,8 @@
 
 #include "Stage/Dialect/Stage/IR/StageOps.h"
 
+#include "mlir/IR/BuiltinOps.h"
+
 namespace mlir::stage {
 
 /// The weight `step` updates (through the data-parallel split ZeRO takes
@@ -33,6 +35,12 @@ struct GradientPeer {
 /// sum.
 void addPeerGradients(OpBuilder &b, OptimizerStepOp step,
                       FlatSymbolRefAttr grid, ArrayRef<GradientPeer> peers);
+
+/// Runs `sum` on each pipeline of `module` that `applies` to, with the
+/// module's grid (an error on the pipeline when it has none).
+LogicalResult
+sumOverPipelines(ModuleOp module, function_ref<bool(PipelineOp)> applies,
+                 function_ref<LogicalResult(PipelineOp, FlatSymbolRefAttr)> sum);
 
 /// The shortest shift along a ring of `pp` ranks from `from` to `to`
 /// (halfway round: negative when `to` is the lower rank).

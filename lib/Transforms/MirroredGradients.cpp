@@ -78,21 +78,10 @@ struct SumMirroredGradientsPass
     : mlir::stage::impl::StageSumMirroredGradientsBase<
           SumMirroredGradientsPass> {
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    GridOp grid = getGrid(module);
-    WalkResult r = module.walk([&](PipelineOp pipe) {
-      if (!isMirrored(pipe.getSchedule()))
-        return WalkResult::advance();
-      if (!grid) {
-        pipe.emitOpError("needs the module's stage.grid");
-        return WalkResult::interrupt();
-      }
-      if (failed(sumMirroredGradients(
-              pipe, FlatSymbolRefAttr::get(grid.getSymNameAttr()))))
-        return WalkResult::interrupt();
-      return WalkResult::advance();
-    });
-    if (r.wasInterrupted())
+    if (failed(sumOverPipelines(
+            getOperation(),
+            [](PipelineOp pipe) { return isMirrored(pipe.getSchedule()); },
+            sumMirroredGradients)))
       signalPassFailure();
   }
 };

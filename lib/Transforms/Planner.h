@@ -65,8 +65,9 @@ private:
                      StringRef axis, int f);
   void writeAnnotations(Operation *op, const FactorModel &m, const OpLayouts &l,
                         const std::map<std::string, int> &choice);
-  /// Whether a partial sum `v` can wait to be reduced (PlannerFactors.cpp).
-  bool sumsLater(Value v, int depth = 0);
+  /// The axes over which a partial sum `v` can wait to be reduced
+  /// (PlannerFactors.cpp).
+  SmallVector<std::string> sumsLater(Value v, int depth = 0);
   LogicalResult planRepeat(RepeatOp op);
   LogicalResult planMicrobatches(MicrobatchesOp op);
   LogicalResult planOptimizer(OptimizerStepOp op);

@@ -24,23 +24,42 @@ static constexpr double kWeightMovePenalty = 1e6;
 /// Costs closer than this are equal (they are sums of byte counts).
 static constexpr double kCostTolerance = 1e-9;
 
-/// Whether a partial sum `v` can wait: every use adds it to something; or
-/// (in a backward, where it reaches a weight gradient) every use adds it or
-/// contracts it with a value that is not one (an einsum is linear in each
-/// operand) into a weight gradient, which keeps it for the iteration's
-/// reduction, or into a value that can wait in turn. A low-rank adapter's
-/// gradient so joins the projection's input gradient, reduced once, and its
-/// down projection's weight gradient, reduced once per iteration.
-bool Planner::sumsLater(Value v, int depth) {
-  // A recomputed forward value is reduced as the forward reduced it.
+/// The axes over which a partial sum `v` can wait: every one when every use
+/// adds it to something. In a backward, tp also when it reaches a weight
+/// gradient: every use adds it or contracts it with a value that is not a
+/// partial sum (an einsum is linear in each operand) into a weight
+/// gradient, which keeps it for the iteration's reduction, or into a value
+/// that can wait over tp in turn, when it has no dimension tp could split.
+/// A low-rank adapter's gradient (a partial sum over the ranks' heads, of
+/// Ra channels) so joins the projection's input gradient,
+/// reduced once, and its down projection's weight gradient is reduced once
+/// per iteration.
+SmallVector<std::string> Planner::sumsLater(Value v, int depth) {
+  const SmallVector<std::string> &all = rules.getPlan().axes;
+  auto isAdd = [](Operation *user) {
+    auto add = dyn_cast<EwiseOp>(user);
+    return add && add.getKind() == EwiseKind::add;
+  };
+  if (v.use_empty())
+    return {};
+  if (llvm::all_of(v.getUsers(), isAdd))
+    return all;
+  // A recomputed forward value is reduced as the forward reduced it; a
+  // value with heads (replicated kv heads' gradients) as Megatron-LM
+  // reduces it. The low-rank bottleneck has none.
   Operation *def = v.getDefiningOp();
-  bool recomputed = def && isRecomputation(def);
+  if (degree("tp") < 2 || depth > 1 || (def && isRecomputation(def)))
+    return {};
+  for (Role r : rules.getRoles(cast<SymTensorType>(v.getType())))
+    if (r != Role::None && r != Role::Batch && r != Role::Seq &&
+        r != Role::Tokens)
+      return {};
   bool reachesWeight = false;
-  bool waits = !v.use_empty() && llvm::all_of(v.getUsers(), [&](Operation *user) {
-    if (auto add = dyn_cast<EwiseOp>(user))
-      return add.getKind() == EwiseKind::add;
+  bool waits = llvm::all_of(v.getUsers(), [&](Operation *user) {
+    if (isAdd(user))
+      return true;
     auto einsum = dyn_cast<EinsumOp>(user);
-    if (recomputed || !einsum || einsum.getInputs().size() != 2 || depth > 1)
+    if (!einsum || einsum.getInputs().size() != 2)
       return false;
     Value other = einsum.getInputs()[einsum.getInputs()[0] == v ? 1 : 0];
     if (other == v || !current(other).getPartialAxes().empty())
@@ -50,13 +69,11 @@ bool Planner::sumsLater(Value v, int depth) {
       reachesWeight = true;
       return true;
     }
-    return sumsLater(r, depth + 1);
+    return llvm::is_contained(sumsLater(r, depth + 1), "tp");
   });
-  bool onlyAdds = llvm::all_of(v.getUsers(), [](Operation *user) {
-    auto add = dyn_cast<EwiseOp>(user);
-    return add && add.getKind() == EwiseKind::add;
-  });
-  return waits && (onlyAdds || reachesWeight);
+  if (waits && reachesWeight)
+    return {"tp"};
+  return {};
 }
 
 /// The factor of the dimension `axis` splits in layout `l`, or -1.
@@ -82,8 +99,8 @@ OpLayouts Planner::gatherLayouts(Operation *op, const FactorModel &m) {
   for (Value r : op->getResults()) {
     l.results.push_back(ShardingLayout::of(keptSharding(r),
                                            m.results[l.results.size()].size()));
-    if (sumsLater(r))
-      l.results.back().partial = rules.getPlan().axes;
+    if (SmallVector<std::string> waits = sumsLater(r); !waits.empty())
+      l.results.back().partial = waits;
   }
   // Partial sums pass through linear ops when every operand is partial over
   // the same axes (a sum of partial sums is one); extra axes of one operand
@@ -289,7 +306,13 @@ void Planner::writeAnnotations(Operation *op, const FactorModel &m,
     bool onlyLoss =
         !isProgramOutput(op) &&
         llvm::all_of(r.getUsers(), [](Operation *u) { return isa<LossOp>(u); });
-    if (onlyLoss || (!produced.partial.empty() && sumsLater(r))) {
+    SmallVector<std::string> waits = sumsLater(r);
+    bool produceWaits =
+        !produced.partial.empty() &&
+        llvm::all_of(produced.partial, [&](const std::string &a) {
+          return llvm::is_contained(waits, a);
+        });
+    if (onlyLoss || produceWaits) {
       kept.back() = natural.back();
       continue;
     }

@@ -158,19 +158,9 @@ namespace {
 struct SumSharedGradientsPass
     : mlir::stage::impl::StageSumSharedGradientsBase<SumSharedGradientsPass> {
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    GridOp grid = getGrid(module);
-    WalkResult r = module.walk([&](PipelineOp pipe) {
-      if (!grid) {
-        pipe.emitOpError("needs the module's stage.grid");
-        return WalkResult::interrupt();
-      }
-      if (failed(sumSharedGradients(
-              pipe, FlatSymbolRefAttr::get(grid.getSymNameAttr()))))
-        return WalkResult::interrupt();
-      return WalkResult::advance();
-    });
-    if (r.wasInterrupted())
+    if (failed(sumOverPipelines(
+            getOperation(), [](PipelineOp) { return true; },
+            sumSharedGradients)))
       signalPassFailure();
   }
 };
