@@ -130,8 +130,7 @@ void GradientBucketer::addChunk(Block *chunk, MicrobatchesOp loop) {
     // A sum across pipeline stages (stage-sum-shared-gradients) waits for
     // the whole backward: the stages' backwards order their gradients
     // differently, and its group must issue them in one order.
-    if (llvm::is_contained(cast<CollectiveOpInterface>(op).getAxesAttr(),
-                           StringAttr::get(op.getContext(), "pp")))
+    if (spansPipelineStages(cast<CollectiveOpInterface>(op)))
       continue;
     auto it = reduces.find(op.getOperand(0));
     if (it == reduces.end())

@@ -185,8 +185,7 @@ LogicalResult NodeEmitter::emitComm(Operation *op) {
     return success();
   }
   Deps deps = depsOf(op->getOperands());
-  if (llvm::is_contained(comm.getAxesAttr(),
-                         StringAttr::get(op->getContext(), "pp")))
+  if (spansPipelineStages(comm))
     for (uint32_t d : acrossStagesAfter)
       if (!llvm::is_contained(deps, d))
         deps.push_back(d);

@@ -31,6 +31,12 @@ namespace mlir::stage::chakra {
 
 using Deps = SmallVector<uint32_t, 4>;
 
+/// Whether a collective's group spans pipeline stages (its axes name pp).
+inline bool spansPipelineStages(CollectiveOpInterface comm) {
+  return llvm::is_contained(comm.getAxesAttr(),
+                            StringAttr::get(comm->getContext(), "pp"));
+}
+
 /// What a value's consumers wait for: its producers, or for a stack, the
 /// producers of each slice.
 struct Produced {
