@@ -6,11 +6,13 @@
 // (`stage.held_by`), and each copy's gradient covers only its stage's
 // uses. The copies take the same step only if they update with the sum:
 // Megatron-LM all-reduces a tied embedding's gradient over the group of
-// its first and last stage. Here the holders exchange their gradients
-// (one send to and one receive from each other holder, then adds: for two
-// holders the bytes of a two-rank all-reduce) or, when one copy sits on
-// every rank of the pipeline, all-reduce them over pp. Copies on one rank
-// (a V schedule's first and last chunk) hand theirs over in memory.
+// its first and last stage. Here one copy per rank takes part, the rank's
+// last chunk (the earlier chunks of an interleaved or V schedule, and
+// DualPipe's mirrored stages, hand it theirs in memory): the ranks
+// exchange their gradients (one send to and one receive from each other
+// rank, then adds: for two ranks the bytes of a two-rank all-reduce) or,
+// when every rank of a pipeline of three or more holds one, all-reduce
+// them over pp.
 //
 //===----------------------------------------------------------------------===//
 
