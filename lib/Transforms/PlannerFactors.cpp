@@ -31,9 +31,8 @@ static constexpr double kCostTolerance = 1e-9;
 /// gradient, which keeps it for the iteration's reduction, or into a value
 /// that can wait over tp in turn, when it has no dimension tp could split.
 /// A low-rank adapter's gradient (a partial sum over the ranks' heads, of
-/// Ra channels) so joins the projection's input gradient,
-/// reduced once, and its down projection's weight gradient is reduced once
-/// per iteration.
+/// Ra channels) so joins the projection's input gradient, reduced once, and
+/// its down projection's weight gradient is reduced once per iteration.
 SmallVector<std::string> Planner::sumsLater(Value v, int depth) {
   const SmallVector<std::string> &all = rules.getPlan().axes;
   auto isAdd = [](Operation *user) {
