@@ -439,3 +439,102 @@ FailureOr<ScheduleShape> mlir::stage::getScheduleShape(func::FuncOp fn,
       &tag, fn.getOperation(), d.timingKey(), b,
       [&] { return computeScheduleShape(fn, s, b, d); });
 }
+
+struct IterationTimes::Program {
+  sym::SymbolSlots slots;
+  std::optional<RooflineProgram> roofline;
+  /// Per entry: whether its sizes depend on a chunk's place (`j`).
+  std::vector<bool> perChunk;
+  std::vector<double> base;
+  unsigned B = 0, C = 0, T = 0, j = 0;
+  DeviceModel device;
+
+  /// Seconds of the entries (of one part) under `v`; an op left without
+  /// work (no decodes, no chunk) takes none.
+  double seconds(const std::vector<double> &v, bool chunkPart) const {
+    double sum = 0;
+    for (auto [e, chunk] : llvm::zip(roofline->entries, perChunk)) {
+      if (chunk != chunkPart || !e.timed)
+        continue;
+      if (!e.comm && RooflineProgram::total(e, e.contraction, v) == 0 &&
+          RooflineProgram::total(e, e.other, v) == 0 &&
+          RooflineProgram::total(e, e.bytes, v) == 0)
+        continue;
+      sum += RooflineProgram::seconds(e, v, device);
+    }
+    return sum;
+  }
+};
+
+/// Whether `op`'s operand or result sizes mention `symbol`.
+static bool mentions(Operation *op, StringRef symbol) {
+  auto in = [&](Type t) {
+    auto st = dyn_cast<SymTensorType>(t);
+    return st && llvm::any_of(st.getDims(), [&](const sym::Expr &d) {
+             return d.symbols().count(symbol.str()) > 0;
+           });
+  };
+  return llvm::any_of(op->getOperandTypes(), in) ||
+         llvm::any_of(op->getResultTypes(), in);
+}
+
+FailureOr<IterationTimes>
+IterationTimes::compile(func::FuncOp fn, const sym::Bindings &b,
+                        const DeviceModel &d) {
+  if (!fn.getBody().front().getOps<PipelineOp>().empty())
+    return fn.emitError("a request stream runs on one pipeline stage "
+                        "(pp=1): pipelined continuous batching is not "
+                        "modelled yet");
+  ServeOp serve;
+  fn.walk([&](ServeOp s) { serve = s; });
+  if (!serve || !serve.getChunk())
+    return fn.emitError("a request stream needs a continuous-batching "
+                        "program: stage-infer with chunked-prefill=C");
+  RepeatOp loop;
+  for (Operation &op : serve.getDecode().front())
+    if (auto r = dyn_cast<RepeatOp>(op); r && r.getStep())
+      loop = r;
+  if (!loop)
+    return serve.emitError("expected the mixed iterations' step loop");
+  auto p = std::make_shared<Program>();
+  p->roofline.emplace(loop, p->slots);
+  for (const RooflineProgram::Entry &e : p->roofline->entries)
+    p->perChunk.push_back(mentions(e.op, "j"));
+  p->B = p->slots.slot("B");
+  p->C = p->slots.slot("C");
+  p->T = p->slots.slot("T");
+  p->j = p->slots.slot("j");
+  p->slots.fill(b, p->base);
+  p->device = d;
+  // Every size must evaluate at some mix: try one.
+  std::vector<double> probe = p->base;
+  probe[p->B] = probe[p->C] = probe[p->T] = 1;
+  probe[p->j] = 0;
+  for (const RooflineProgram::Entry &e : p->roofline->entries)
+    if (!std::isfinite(RooflineProgram::seconds(e, probe, d)))
+      return e.op->emitError("time estimate of an iteration: a size does not "
+                             "evaluate under the module's bindings");
+  IterationTimes t;
+  t.program = std::move(p);
+  return t;
+}
+
+double IterationTimes::seconds(const ::stage::IterationMix &mix) const {
+  const Program &p = *program;
+  std::vector<double> v = p.base;
+  v[p.B] = double(mix.decodes);
+  v[p.T] = mix.decodes ? mix.decodeContext / double(mix.decodes) - 1 : 0;
+  double tokens = 0;
+  for (const ::stage::IterationMix::Chunk &c : mix.chunks)
+    tokens += double(c.size);
+  v[p.C] = tokens;
+  v[p.j] = 0;
+  double sum = p.seconds(v, false);
+  for (const ::stage::IterationMix::Chunk &c : mix.chunks) {
+    v[p.C] = double(c.size);
+    v[p.j] = double(c.prefix) / double(c.size);
+    sum += p.seconds(v, true);
+  }
+  return sum;
+}
+

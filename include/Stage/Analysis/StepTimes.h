@@ -15,6 +15,7 @@
 #include "Stage/Analysis/CostAnalysis.h"
 #include "Stage/Analysis/DeviceModel.h"
 #include "Stage/Analysis/RankClasses.h"
+#include "Stage/Support/BatchScheduler.h"
 
 namespace mlir::stage {
 
@@ -55,6 +56,29 @@ FailureOr<ScheduleShape> getScheduleShape(func::FuncOp fn,
                                           const StepStructure &s,
                                           const sym::Bindings &b,
                                           const DeviceModel &d);
+
+/// The seconds of one mixed iteration of a continuous-batching serving
+/// program (`stage.serve ... chunk`) at any mix of decode tokens and prompt
+/// chunks: the iteration's ops compiled once, then evaluated per mix with
+/// `B` the decoding requests and `T + 1` their mean context, `C` all the
+/// chunks' tokens; the ops that depend on a chunk's place in its prompt
+/// (its attention and cache writes, whose sizes mention `j`) once per
+/// chunk at its own size `C` and prefix `j C`. The values need not be
+/// integers: the sums over requests and chunks are exact.
+class IterationTimes {
+public:
+  /// `fn`'s iteration under `b` (the model's sizes and the plan) on `d`.
+  /// Errors at `fn` unless it is a chunked-prefill serving program on one
+  /// pipeline stage.
+  static FailureOr<IterationTimes> compile(func::FuncOp fn,
+                                           const sym::Bindings &b,
+                                           const DeviceModel &d);
+  double seconds(const ::stage::IterationMix &mix) const;
+
+private:
+  struct Program;
+  std::shared_ptr<const Program> program;
+};
 
 } // namespace mlir::stage
 

@@ -111,6 +111,23 @@ void mlir::stage::report::printMarkdown(const Report &report,
       printTable(s, os);
     os << "\n";
   }
+  if (const std::optional<RequestsReport> &rq = report.requests) {
+    os << "# Request stream: " << rq->workload << "\n";
+    for (const Section &s : rq->sections)
+      printTable(s, os);
+    if (!rq->window.empty()) {
+      os << "\n## Iterations\n\n| # | replica | start (s) | seconds | "
+            "decodes | prompt tokens | running | waiting | KV blocks |\n"
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n";
+      for (const RequestsReport::Iteration &it : rq->window)
+        os << "| " << it.index << " | " << it.replica << " | "
+           << llvm::format("%.9g", it.start) << " | "
+           << llvm::format("%.9g", it.seconds) << " | " << it.decodes << " | "
+           << it.promptTokens << " | " << it.running << " | " << it.waiting
+           << " | " << it.kvBlocks << " |\n";
+    }
+    os << "\n";
+  }
   if (!report.stages.empty()) {
     os << "# Per rank, by pipeline stage\n\n";
     if (const std::optional<PipelineReport> &p = report.pipeline)
@@ -239,6 +256,45 @@ void mlir::stage::report::printJson(const Report &report,
             });
         });
       });
+    if (const std::optional<RequestsReport> &rq = report.requests)
+      j.attributeObject("requests", [&] {
+        j.attribute("workload", rq->workload);
+        auto values = [&](const Section &s) {
+          for (const Quantity &q : s.rows) {
+            j.attributeBegin(q.key);
+            writeNumber(j, q.value);
+            j.attributeEnd();
+          }
+        };
+        for (const Section &s : rq->sections) {
+          if (s.key == "stream")
+            values(s);
+          else
+            j.attributeObject(s.key, [&] { values(s); });
+        }
+        if (!rq->window.empty())
+          j.attributeArray("iterations", [&] {
+            for (const RequestsReport::Iteration &it : rq->window)
+              j.object([&] {
+                j.attribute("index", it.index);
+                j.attribute("replica", it.replica);
+                j.attribute("start", it.start);
+                j.attribute("seconds", it.seconds);
+                j.attribute("decodes", it.decodes);
+                j.attribute("prompt_tokens", it.promptTokens);
+                j.attribute("running", it.running);
+                j.attribute("waiting", it.waiting);
+                j.attribute("kv_blocks", it.kvBlocks);
+              });
+          });
+        j.attributeArray("kv_cache_occupancy", [&] {
+          for (auto [t, used] : rq->occupancy)
+            j.array([&] {
+              j.value(t);
+              j.value(used);
+            });
+        });
+      });
     if (report.device) {
       j.attribute("device", report.device->name);
       if (!report.device->overridden.empty())
@@ -282,4 +338,7 @@ void mlir::stage::report::printCsv(const Report &report, llvm::raw_ostream &os,
   for (const StageReport &st : report.stages)
     for (const Section &s : st.sections)
       rows("stage " + std::to_string(st.stage), s);
+  if (report.requests)
+    for (const Section &s : report.requests->sections)
+      rows("requests", s);
 }

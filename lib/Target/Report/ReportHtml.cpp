@@ -378,6 +378,38 @@ void table(llvm::raw_ostream &os, const Section &s) {
   os << "</table></div>\n";
 }
 
+/// The KV cache in use over a request stream's time: a line from 0 to 1.
+void occupancyChart(const RequestsReport &r, llvm::raw_ostream &os) {
+  if (r.occupancy.empty())
+    return;
+  double t0 = r.occupancy.front().first, t1 = r.occupancy.back().first;
+  double span = t1 > t0 ? t1 - t0 : 1, height = 160, top = 10, plot = 120;
+  os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kWidth
+     << "\" height=\"" << num(height) << "\" role=\"img\" "
+     << "class=\"kv-occupancy\">\n";
+  os << "<text x=\"" << num(kLeft - 8) << "\" y=\"" << num(top + 10)
+     << "\" text-anchor=\"end\">100%</text>\n<text x=\"" << num(kLeft - 8)
+     << "\" y=\"" << num(top + plot) << "\" text-anchor=\"end\">0</text>\n";
+  os << "<rect x=\"" << num(kLeft) << "\" y=\"" << num(top) << "\" width=\""
+     << num(kBarArea) << "\" height=\"" << num(plot)
+     << "\" fill=\"none\" stroke=\"#ccc\"/>\n<polyline fill=\"none\" "
+        "stroke=\"#4e79a7\" points=\"";
+  for (auto [t, used] : r.occupancy)
+    os << num(kLeft + (t - t0) / span * kBarArea) << ","
+       << num(top + plot * (1 - used)) << " ";
+  os << "\"/>\n";
+  for (auto [t, used] : r.occupancy)
+    os << "<g class=\"point\" data-time=\"" << llvm::format("%.9g", t)
+       << "\" data-occupancy=\"" << llvm::format("%.6g", used) << "\"/>\n";
+  os << "<text x=\"" << num(kLeft) << "\" y=\"" << num(height - 4)
+     << "\" class=\"legend\">"
+     << escape(humanReadable(exactSeconds(t0).value_or(sym::Rational(0)), "s"))
+     << "</text><text x=\"" << num(kLeft + kBarArea) << "\" y=\""
+     << num(height - 4) << "\" text-anchor=\"end\" class=\"legend\">"
+     << escape(humanReadable(exactSeconds(t1).value_or(sym::Rational(0)), "s"))
+     << "</text>\n</svg>\n";
+}
+
 void stageTable(llvm::raw_ostream &os, const Report &report,
                 const Section &proto) {
   // Wide (a column per stage): scrolls within the page.
@@ -434,6 +466,13 @@ static void printHtmlBody(const Report &report, llvm::raw_ostream &os) {
        << escape(describeJob(*report.job)) << "</p>\n";
     for (const Section &s : report.totals)
       table(os, s);
+  }
+  if (const std::optional<RequestsReport> &rq = report.requests) {
+    os << "<h2>Request stream: " << escape(rq->workload) << "</h2>\n";
+    for (const Section &s : rq->sections)
+      table(os, s);
+    os << "<h2>KV cache in use over time (the fullest replica)</h2>\n";
+    occupancyChart(*rq, os);
   }
   if (!report.stages.empty()) {
     if (const std::optional<PipelineReport> &p = report.pipeline)

@@ -118,6 +118,29 @@ struct TraceReplay {
   std::vector<std::pair<int64_t, std::vector<Step>>> ranks; // rank, steps
 };
 
+/// A request stream served by a continuous-batching program
+/// (`--requests`, RequestReport.cpp): the latency percentiles, throughput,
+/// goodput and cache use. JSON writes each section as an object of plain
+/// numbers, the `stream` section's at the top (`requests.ttft_seconds.p50`,
+/// `requests.throughput_tokens_per_second`).
+struct RequestsReport {
+  std::string workload;
+  std::vector<Section> sections;
+  /// Seconds and the fraction of the KV cache in use (the fullest
+  /// replica's), at most a few hundred points.
+  std::vector<std::pair<double, double>> occupancy;
+  /// The iterations `--requests-window` asked for: index, replica, start
+  /// and seconds, decode tokens, prompt-chunk tokens, running and waiting
+  /// requests, KV blocks in use.
+  struct Iteration {
+    int64_t index, replica;
+    double start, seconds;
+    int64_t decodes, promptTokens, running, waiting, kvBlocks;
+  };
+  std::vector<Iteration> window;
+  const Section *find(StringRef key) const;
+};
+
 struct Report {
   sym::Bindings bindings;
   std::optional<DeviceModel> device;
@@ -125,6 +148,7 @@ struct Report {
   /// else the H100 preset).
   std::optional<DeviceModel> roofline;
   std::optional<TraceReplay> replay;
+  std::optional<RequestsReport> requests;
   /// The functions that are not a partitioned training step.
   std::vector<FunctionReport> functions;
   /// A partitioned training step: the plan; the whole model's parameters

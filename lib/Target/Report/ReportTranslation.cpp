@@ -7,6 +7,7 @@
 #include "DisaggregatedReport.h"
 #include "ReportFormat.h"
 #include "ReportModel.h"
+#include "RequestReport.h"
 
 #include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
 #include "Stage/Dialect/Stage/IR/StageOps.h"
@@ -44,6 +45,34 @@ struct ReportOptions {
       llvm::cl::desc("--stage-to-report: exit non-zero when a rank's memory "
                      "peak exceeds this size (as in 80GiB)"),
       llvm::cl::value_desc("size")};
+  llvm::cl::opt<std::string> requests{
+      "requests",
+      llvm::cl::desc("--stage-to-report: serve a request stream with a "
+                     "continuous-batching program: a file of JSON lines "
+                     "({\"arrival\": s, \"prompt_tokens\": n, "
+                     "\"output_tokens\": n}), a CSV file (those columns, or "
+                     "the Azure traces' TIMESTAMP, ContextTokens, "
+                     "GeneratedTokens), or a stream as in "
+                     "poisson:rate=4,count=1000,prompt=uniform:128:2048,"
+                     "output=exponential:256,seed=1"),
+      llvm::cl::value_desc("file or stream")};
+  llvm::cl::opt<std::string> scheduler{
+      "scheduler",
+      llvm::cl::desc("--requests: the scheduler, as in "
+                     "max-batched-tokens=2048,max-running=256,block=16,"
+                     "memory-utilization=0.9,replicas=1 (these are the "
+                     "defaults)"),
+      llvm::cl::value_desc("key=value,...")};
+  llvm::cl::opt<std::string> slo{
+      "slo",
+      llvm::cl::desc("--requests: the service-level objective goodput "
+                     "counts, as in ttft:2,tpot:100ms"),
+      llvm::cl::value_desc("ttft:S,tpot:S")};
+  llvm::cl::opt<std::string> window{
+      "requests-window",
+      llvm::cl::desc("--requests: list these iterations (their mix, start "
+                     "and time), as in 100:10"),
+      llvm::cl::value_desc("FIRST:COUNT")};
 };
 } // namespace
 
@@ -169,6 +198,26 @@ static LogicalResult addReplay(ModuleOp module, report::Report &r,
   return success();
 }
 
+/// `r` with the request stream of `--requests` served.
+static LogicalResult addRequests(ModuleOp module, const sym::Bindings &b,
+                                 report::Report &r) {
+  const ReportOptions &o = reportOptions();
+  func::FuncOp step;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (report::isTrainingStep(module, fn))
+      step = fn;
+  if (!step || !r.job || !r.job->serving)
+    return module.emitError("--requests: expected a partitioned serving "
+                            "program (stage-infer with chunked-prefill=C)");
+  FailureOr<report::RequestsReport> requests = report::buildRequestsReport(
+      step, b, *r.roofline, r.job->gpus,
+      {o.requests, o.scheduler, o.slo, o.window});
+  if (failed(requests))
+    return failure();
+  r.requests = std::move(*requests);
+  return success();
+}
+
 static bool overLimit = false;
 
 bool mlir::stage::reportWasOverLimit() { return overLimit; }
@@ -191,11 +240,20 @@ void mlir::stage::registerToReportTranslation() {
             !(limit = parseByteSize(o.failIfOver)))
           return emitOptionError(module) << "--fail-if-over=" << o.failIfOver
                                          << ": expected a size, as in 80GiB";
+        if (o.requests.empty() &&
+            (!o.scheduler.empty() || !o.slo.empty() || !o.window.empty()))
+          return emitOptionError(module)
+                 << "--scheduler, --slo and --requests-window apply to a "
+                    "request stream: add --requests";
         FailureOr<std::optional<DeviceModel>> device = getDeviceModel(module, "");
         if (failed(device))
           return failure();
         report::ReportRequest request{*device};
         if (std::optional<ServingGroups> groups = getServingGroups(module)) {
+          if (!o.requests.empty())
+            return emitOptionError(module)
+                   << "--requests: a disaggregated program is not served "
+                      "as a stream yet; serve a chunked-prefill program";
           FailureOr<std::vector<report::GroupReport>> r =
               report::buildGroupReports(*groups, request);
           if (failed(r))
@@ -215,6 +273,8 @@ void mlir::stage::registerToReportTranslation() {
         if (failed(r))
           return failure();
         if (!o.traces.empty() && failed(addReplay(module, *r, o.traces)))
+          return failure();
+        if (!o.requests.empty() && failed(addRequests(module, *b, *r)))
           return failure();
         printReport(*r, o.format, os);
         // The report is written either way; the tool then fails.
