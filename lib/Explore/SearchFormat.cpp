@@ -549,3 +549,77 @@ void mlir::stage::explore::printSweep(const std::vector<SweepPoint> &points,
     os << " |\n";
   }
 }
+
+static llvm::json::Object toJson(const StreamCandidate &c) {
+  const report::StreamEstimate &e = c.estimate;
+  return llvm::json::Object{
+      {"tp", c.tp},
+      {"replicas", c.replicas},
+      {"gpus", e.gpus},
+      {"max_batched_tokens", c.maxBatchedTokens},
+      {"stage_infer", c.inferOptions},
+      {"scheduler", c.scheduler},
+      {"meets_slo", e.meetsSlo},
+      {"slo_attainment", e.attainment},
+      {"goodput_requests_per_second", c.goodput},
+      {"goodput_requests_per_second_per_gpu", c.goodputPerGpu},
+      {"throughput_tokens_per_second_per_gpu", e.throughputPerGpu},
+      {"ttft_seconds", llvm::json::Object{{"p50", e.ttftP50}, {"p99", e.ttftP99}}},
+      {"tpot_seconds", llvm::json::Object{{"p50", e.tpotP50}, {"p99", e.tpotP99}}},
+      {"preemptions", e.preemptions}};
+}
+
+void mlir::stage::explore::printStreamSearch(const StreamSearchResult &r,
+                                             const SearchTitle &t,
+                                             llvm::StringRef format,
+                                             llvm::raw_ostream &os) {
+  size_t n = std::min<size_t>(r.ranked.size(), size_t(std::max<int64_t>(t.top, 1)));
+  if (format == "json") {
+    llvm::json::Array plans;
+    for (size_t i = 0; i < n; ++i)
+      plans.push_back(toJson(r.ranked[i]));
+    os << llvm::formatv("{0:2}", llvm::json::Value(std::move(plans))) << "\n";
+    return;
+  }
+  if (format == "csv") {
+    os << "rank,tp,replicas,gpus,max_batched_tokens,meets_slo,slo_attainment,"
+          "goodput_requests_per_second_per_gpu,"
+          "throughput_tokens_per_second_per_gpu,ttft_p50,ttft_p99,tpot_p50,"
+          "tpot_p99,preemptions\n";
+    for (size_t i = 0; i < n; ++i) {
+      const StreamCandidate &c = r.ranked[i];
+      const report::StreamEstimate &e = c.estimate;
+      os << i + 1 << "," << c.tp << "," << c.replicas << "," << e.gpus << ","
+         << c.maxBatchedTokens << "," << (e.meetsSlo ? 1 : 0) << ","
+         << llvm::format("%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g", e.attainment,
+                         c.goodputPerGpu, e.throughputPerGpu, e.ttftP50,
+                         e.ttftP99, e.tpotP50, e.tpotP99)
+         << "," << e.preemptions << "\n";
+    }
+    return;
+  }
+  os << "# Serving plans of " << t.model << " for a request stream on " << t.gpus
+     << " x " << t.device.displayName() << "\n\n"
+     << r.compiled << " tensor-parallel degrees compiled, " << r.evaluated
+     << " plans served the stream";
+  for (const auto &[why, count] : r.excluded)
+    os << "; left out (" << count << "): " << why;
+  os << ". Wall time " << fixed(t.wallSeconds, 2) << " s.\n\n";
+  os << "Goodput: the highest arrival rate (the workload's arrivals sped up "
+        "or slowed down) at which the plan still meets the SLO; the other "
+        "columns at the workload's own rate.\n\n";
+  os << "| # | stage-infer | --scheduler | goodput req/s/GPU | meets SLO | "
+        "attainment | tokens/s/GPU | TTFT p50 / p99 | TPOT p50 / p99 |\n"
+        "|---:|---|---|---|---:|---:|---:|---:|---:|\n";
+  for (size_t i = 0; i < n; ++i) {
+    const StreamCandidate &c = r.ranked[i];
+    const report::StreamEstimate &e = c.estimate;
+    os << "| " << i + 1 << " | `" << c.inferOptions << "` | `" << c.scheduler
+       << "` | " << fixed(c.goodputPerGpu, 3) << " | "
+       << (e.meetsSlo ? "yes" : "no") << " | " << fixed(e.attainment, 3)
+       << " | "
+       << fixed(e.throughputPerGpu, 1) << " | " << seconds(e.ttftP50) << " / "
+       << seconds(e.ttftP99) << " | " << seconds(e.tpotP50) << " / "
+       << seconds(e.tpotP99) << " |\n";
+  }
+}

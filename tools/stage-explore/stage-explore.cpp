@@ -91,6 +91,24 @@ static cl::opt<double> maxTpot(
     cl::desc("--mode=infer: the longest time per output token allowed, in "
              "milliseconds (0: no bound)"),
     cl::init(0), cl::cat(category));
+static cl::opt<std::string> requests(
+    "requests",
+    cl::desc("--mode=infer: serve this request workload (a JSON-lines or "
+             "CSV file, or a stream as in poisson:rate=4,count=1000,"
+             "prompt=512,output=128) with continuous batching, and rank "
+             "plans by goodput per GPU under --slo"),
+    cl::cat(category));
+static cl::opt<std::string> slo(
+    "slo",
+    cl::desc("--requests: the bounds goodput counts, as in "
+             "ttft:1,tpot:50ms,attainment:0.9"),
+    cl::cat(category));
+static cl::opt<std::string> scheduler(
+    "scheduler",
+    cl::desc("--requests: scheduler settings kept in every plan, as in "
+             "max-running=256,block=16,memory-utilization=0.9 (and "
+             "max-batched-tokens, which is otherwise searched)"),
+    cl::cat(category));
 static cl::opt<std::string> constraints(
     "constraints",
     cl::desc("Bounds on the plans, as \"tp<=8 pp>=2 zero!=3 M=16\" (fields "
@@ -271,6 +289,47 @@ int main(int argc, char **argv) {
     if (!out)
       return fail(outputError);
     explore::printSweep(*points, *range, describeRequest(), format, out->os());
+    return mlir::stage::keepOutput(*out, output) ? 0 : 1;
+  }
+
+  if (requests.empty() && (!slo.empty() || !scheduler.empty()))
+    return fail("--slo and --scheduler apply to a request stream: add "
+                "--requests");
+  if (!requests.empty()) {
+    if (!request.serving)
+      return fail("--requests is a serving workload: add --mode=infer");
+    if (maxTpot > 0 || !constraints.empty() || !emitBest.empty() ||
+        format == "html")
+      return fail("--requests: --max-tpot, --constraints, --emit-best and "
+                  "--format=html do not apply to a request-stream search yet");
+    explore::StreamSearchRequest sr;
+    sr.gpus = gpus;
+    sr.device = request.device;
+    sr.stream.workload = requests;
+    sr.stream.slo = slo;
+    sr.stream.scheduler = scheduler;
+    FailureOr<explore::StreamSearchResult> result =
+        explore::searchStreams(*model, sr);
+    if (failed(result))
+      return 1;
+    if (result->ranked.empty()) {
+      std::string why;
+      for (const auto &[reason, n] : result->excluded)
+        why += (why.empty() ? "" : "; ") + reason + " (" + std::to_string(n) +
+               ")";
+      return fail("no serving plan of " + getModelName(*model) + " on " +
+                  std::to_string(gpus) + " GPUs serves the stream" +
+                  (why.empty() ? std::string() : ": " + why));
+    }
+    explore::SearchTitle title = describeRequest();
+    title.wallSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
+    std::string outputError;
+    auto out = openOutputFile(output, &outputError);
+    if (!out)
+      return fail(outputError);
+    explore::printStreamSearch(*result, title, format, out->os());
     return mlir::stage::keepOutput(*out, output) ? 0 : 1;
   }
 

@@ -4,6 +4,7 @@
 #define STAGE_EXPLORE_SEARCHFORMAT_H
 
 #include "Stage/Explore/Search.h"
+#include "Stage/Explore/StreamSearch.h"
 #include "Stage/Explore/Sweep.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -52,6 +53,11 @@ void printSearchHtml(const SearchResult &r, const SearchTitle &t,
 void printSweep(const std::vector<SweepPoint> &points, const SweepRange &range,
                 const SearchTitle &t, llvm::StringRef format,
                 llvm::raw_ostream &os);
+
+/// A request-stream search (StreamSearch.h): the top plans as Markdown
+/// (with what was compiled and left out), JSON or CSV.
+void printStreamSearch(const StreamSearchResult &r, const SearchTitle &t,
+                       llvm::StringRef format, llvm::raw_ostream &os);
 
 } // namespace mlir::stage::explore
 

@@ -34,6 +34,9 @@ constexpr uint64_t kMaxWorkloadBytes = uint64_t(1) << 30;
 
 struct Slo {
   double ttft = 0, tpot = 0; // seconds; 0: no bound
+  /// The fraction of requests that must meet the bounds (DistServe's
+  /// attainment target).
+  double attainment = 0.9;
 };
 
 struct SchedulerOptions {
@@ -43,32 +46,32 @@ struct SchedulerOptions {
   double memoryUtilization = 0.9;
 };
 
-LogicalResult loadWorkload(func::FuncOp fn, StringRef spec,
+LogicalResult loadWorkload(Operation *fn, StringRef spec,
                            std::vector<::stage::Request> &out) {
   if (::stage::isSyntheticWorkload(spec)) {
     if (std::optional<std::string> e = ::stage::generateRequests(spec, out))
-      return fn.emitError("--requests=") << spec << ": " << *e;
+      return fn->emitError("--requests=") << spec << ": " << *e;
     return success();
   }
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> buf = ::stage::files::readRegularFile(
       spec.str(), kMaxWorkloadBytes, error);
   if (!buf)
-    return fn.emitError("--requests: ")
+    return fn->emitError("--requests: ")
            << error
            << " (a file of JSON lines or CSV, or a stream as in "
               "poisson:rate=4,count=1000,prompt=512,output=128)";
   bool csv = spec.ends_with_insensitive(".csv");
   if (std::optional<::stage::WorkloadError> e =
           ::stage::parseRequests(buf->getBuffer(), csv, out)) {
-    Location at = FileLineColLoc::get(fn.getContext(), spec, e->line,
+    Location at = FileLineColLoc::get(fn->getContext(), spec, e->line,
                                       e->column);
     return emitError(at) << e->message;
   }
   return success();
 }
 
-FailureOr<SchedulerOptions> parseScheduler(func::FuncOp fn, StringRef text) {
+FailureOr<SchedulerOptions> parseScheduler(Operation *fn, StringRef text) {
   SchedulerOptions o;
   SmallVector<StringRef> items;
   text.split(items, ',', -1, /*KeepEmpty=*/false);
@@ -85,19 +88,19 @@ FailureOr<SchedulerOptions> parseScheduler(func::FuncOp fn, StringRef text) {
     if (field) {
       if (value.getAsInteger(10, *field) || *field < 1 ||
           *field > (int64_t(1) << 30))
-        return fn.emitError("--scheduler: ")
+        return fn->emitError("--scheduler: ")
                << key << " must be an integer from 1 to 2^30";
       continue;
     }
     if (key == "memory-utilization") {
       double u;
       if (value.getAsDouble(u) || !(u > 0 && u <= 1))
-        return fn.emitError(
+        return fn->emitError(
             "--scheduler: memory-utilization must be a fraction in (0, 1]");
       o.memoryUtilization = u;
       continue;
     }
-    return fn.emitError("--scheduler: unknown key '")
+    return fn->emitError("--scheduler: unknown key '")
            << key
            << "': expected max-batched-tokens, max-running, block, replicas "
               "or memory-utilization";
@@ -120,22 +123,31 @@ std::optional<double> parseSeconds(StringRef s) {
   return v * scale;
 }
 
-FailureOr<Slo> parseSlo(func::FuncOp fn, StringRef text) {
+FailureOr<Slo> parseSlo(Operation *fn, StringRef text) {
   Slo slo;
   SmallVector<StringRef> items;
   text.split(items, ',', -1, /*KeepEmpty=*/false);
   for (StringRef item : items) {
     auto [key, value] = item.split(':');
+    if (key.trim() == "attainment") {
+      double f;
+      if (value.trim().getAsDouble(f) || !(f > 0 && f <= 1))
+        return fn->emitError("--slo: attainment must be a fraction in (0, 1]");
+      slo.attainment = f;
+      continue;
+    }
     std::optional<double> s = parseSeconds(value.trim());
     double *field = key.trim() == "ttft"   ? &slo.ttft
                     : key.trim() == "tpot" ? &slo.tpot
                                            : nullptr;
     if (!field || !s)
-      return fn.emitError("--slo: bad bound '")
+      return fn->emitError("--slo: bad bound '")
              << item << "': expected ttft:SECONDS,tpot:SECONDS (as in "
-             << "ttft:2,tpot:100ms)";
+             << "ttft:2,tpot:100ms), and attainment:FRACTION";
     *field = *s;
   }
+  if (!slo.ttft && !slo.tpot && !text.empty())
+    return fn->emitError("--slo: name a bound, ttft:SECONDS or tpot:SECONDS");
   return slo;
 }
 
@@ -232,6 +244,9 @@ FailureOr<RequestsReport> mlir::stage::report::buildRequestsReport(
   std::vector<::stage::Request> requests;
   if (failed(loadWorkload(fn, o.workload, requests)))
     return failure();
+  if (o.rateScale != 1)
+    for (::stage::Request &r : requests)
+      r.arrival /= o.rateScale;
   FailureOr<SchedulerOptions> sched = parseScheduler(fn, o.scheduler);
   FailureOr<Slo> slo = parseSlo(fn, o.slo);
   if (failed(sched) || failed(slo))
@@ -386,6 +401,10 @@ FailureOr<RequestsReport> mlir::stage::report::buildRequestsReport(
                     slo->tpot);
     sb.addValue("attainment", "requests that meet it (fraction)", "",
                 decimal(double(good) / n));
+    sb.addValue("target_attainment", "the fraction that must", "",
+                decimal(slo->attainment));
+    sb.addValue("met", "met (1) or not (0)", "",
+                sym::Rational(int64_t(double(good) / n >= slo->attainment)));
     sb.addValue("goodput_requests_per_second", "goodput (requests/s)", "",
                 decimal(duration > 0 ? double(good) / duration : 0));
     sb.addValue("goodput_requests_per_second_per_gpu",
@@ -438,3 +457,51 @@ FailureOr<RequestsReport> mlir::stage::report::buildRequestsReport(
   }
   return report;
 }
+
+LogicalResult
+mlir::stage::report::checkStreamOptions(Operation *at,
+                                        const RequestStreamOptions &o) {
+  std::vector<::stage::Request> requests;
+  return success(succeeded(loadWorkload(at, o.workload, requests)) &&
+                 succeeded(parseScheduler(at, o.scheduler)) &&
+                 succeeded(parseSlo(at, o.slo)));
+}
+
+FailureOr<StreamEstimate> mlir::stage::report::estimateStream(
+    ModuleOp module, const sym::Bindings &b, const DeviceModel &device,
+    const RequestStreamOptions &o) {
+  func::FuncOp step;
+  for (auto fn : module.getOps<func::FuncOp>())
+    if (isTrainingStep(module, fn))
+      step = fn;
+  if (!step)
+    return module.emitError("expected a partitioned serving program");
+  int64_t gpus = 1;
+  module.walk([&](GridOp grid) {
+    for (StringRef axis : grid.getAxes().getAsValueRange<StringAttr>())
+      gpus *= b.count(axis.str()) ? b.at(axis.str()) : 1;
+  });
+  FailureOr<RequestsReport> r = buildRequestsReport(step, b, device, gpus, o);
+  if (failed(r))
+    return failure();
+  auto value = [&](StringRef section, StringRef key) {
+    const Section *s = r->find(section);
+    const Quantity *q = s ? s->find(key) : nullptr;
+    return q ? q->value.toDouble() : 0.0;
+  };
+  StreamEstimate e;
+  e.gpus = int64_t(value("stream", "gpus"));
+  e.throughputPerGpu = value("stream", "throughput_tokens_per_second_per_gpu");
+  e.arrivalRate = value("stream", "arrival_rate");
+  e.requestsPerSecond = value("stream", "requests_per_second");
+  e.ttftP50 = value("ttft_seconds", "p50");
+  e.ttftP99 = value("ttft_seconds", "p99");
+  e.tpotP50 = value("tpot_seconds", "p50");
+  e.tpotP99 = value("tpot_seconds", "p99");
+  e.preemptions = int64_t(value("stream", "preemptions"));
+  e.attainment = value("slo", "attainment");
+  e.goodputPerGpu = value("slo", "goodput_requests_per_second_per_gpu");
+  e.meetsSlo = value("slo", "met") > 0;
+  return e;
+}
+

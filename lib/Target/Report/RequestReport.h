@@ -5,15 +5,9 @@
 
 #include "ReportModel.h"
 
-namespace mlir::stage::report {
+#include "Stage/Target/Report/StepEstimate.h"
 
-/// What `--requests`, `--scheduler` and `--slo` say, unparsed.
-struct RequestStreamOptions {
-  std::string workload;  // a file (.jsonl, .json, .csv) or a stream spelling
-  std::string scheduler; // "max-batched-tokens=N,max-running=N,..."
-  std::string slo;       // "ttft:SECONDS,tpot:SECONDS"
-  std::string window;    // "FIRST:COUNT" iterations to list
-};
+namespace mlir::stage::report {
 
 /// Serves the workload with `fn` (a continuous-batching program on one
 /// pipeline stage, `gpus` GPUs per replica) under `b` on `device`: the

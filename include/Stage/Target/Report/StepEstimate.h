@@ -76,6 +76,45 @@ FailureOr<StagesWork> estimateStagesWork(ModuleOp module,
                                          const sym::Bindings &b,
                                          const DeviceModel &device);
 
+/// What `--requests`, `--scheduler`, `--slo` and `--requests-window` say,
+/// unparsed (docs/Inference.md).
+struct RequestStreamOptions {
+  std::string workload;  // a file (.jsonl, .json, .csv) or a stream spelling
+  std::string scheduler; // "max-batched-tokens=N,max-running=N,..."
+  std::string slo;       // "ttft:SECONDS,tpot:SECONDS,attainment:F"
+  std::string window;    // "FIRST:COUNT" iterations to list
+  /// The workload's arrivals sped up this many times (a search's load).
+  double rateScale = 1;
+};
+
+/// What a request stream came to on a continuous-batching program: the
+/// numbers a serving search under an SLO ranks by, read from the report's
+/// request sections.
+struct StreamEstimate {
+  int64_t gpus = 0; // replicas x the program's
+  /// Requests per second: arriving (the workload's, first to last) and
+  /// served (over first arrival to last token).
+  double arrivalRate = 0, requestsPerSecond = 0;
+  double throughputPerGpu = 0; // output tokens/s
+  double ttftP50 = 0, ttftP99 = 0, tpotP50 = 0, tpotP99 = 0;
+  int64_t preemptions = 0;
+  /// With an SLO: the fraction of requests meeting it, the requests/s that
+  /// do per GPU, and whether the fraction reaches the SLO's target.
+  double attainment = 0, goodputPerGpu = 0;
+  bool meetsSlo = false;
+};
+
+/// Whether `o`'s workload reads and its scheduler and SLO parse, whatever
+/// the program (errors at `at`).
+LogicalResult checkStreamOptions(Operation *at, const RequestStreamOptions &o);
+
+/// Serves `o`'s workload with `module`'s partitioned chunked-prefill
+/// program under `b` on `device`; errors go to the diagnostic engine.
+FailureOr<StreamEstimate> estimateStream(ModuleOp module,
+                                         const sym::Bindings &b,
+                                         const DeviceModel &device,
+                                         const RequestStreamOptions &o);
+
 } // namespace mlir::stage::report
 
 #endif // STAGE_TARGET_REPORT_STEPESTIMATE_H
