@@ -50,10 +50,30 @@ bool mlir::stage::isPerExpertAverage(const sym::Expr &dim) {
   });
 }
 
+bool mlir::stage::isRequestAverage(const sym::Expr &dim) {
+  return llvm::any_of(dim.terms(), [](const sym::Expr::Term &t) {
+    return t.mono.exponent("B") > 0 &&
+           (t.mono.exponent("ep") < 0 || t.mono.exponent("dp") < 0);
+  });
+}
+
+bool mlir::stage::isServing(Operation *op) {
+  Operation *top = op;
+  while (Operation *parent = top->getParentOp())
+    top = parent;
+  bool found = false;
+  top->walk([&](ServeOp) {
+    found = true;
+    return WalkResult::interrupt();
+  });
+  return found;
+}
+
 /// Whether `dim` has a size under `b`: a positive integer, or a positive
-/// number for a per-expert average.
-static bool isPositiveSize(const sym::Expr &dim, const sym::Bindings &b) {
-  if (isPerExpertAverage(dim)) {
+/// number for an average (per expert; per rank of a serving program).
+static bool isPositiveSize(const sym::Expr &dim, const sym::Bindings &b,
+                           bool serving) {
+  if (isPerExpertAverage(dim) || (serving && isRequestAverage(dim))) {
     sym::Result<sym::Rational> v = dim.evaluateRational(b);
     return v && sym::Rational(0) < *v;
   }
@@ -62,12 +82,12 @@ static bool isPositiveSize(const sym::Expr &dim, const sym::Bindings &b) {
 }
 
 static LogicalResult checkType(Operation *op, Type type, StringRef what,
-                               const sym::Bindings &b) {
+                               const sym::Bindings &b, bool serving) {
   auto t = dyn_cast<SymTensorType>(type);
   if (!t)
     return success();
   for (unsigned d = 0; d < t.getRank(); ++d) {
-    if (isPositiveSize(t.getDim(d), b))
+    if (isPositiveSize(t.getDim(d), b, serving))
       continue;
     sym::Result<int64_t> v = t.getDim(d).evaluate(b);
     std::string subject = (what + " dimension " + std::to_string(d)).str();
@@ -118,8 +138,10 @@ struct BindingChecks {
   std::vector<Check> checks;
   /// The sizes of the TypeDims checks' types, each once.
   std::vector<sym::Expr> sizes;
+  /// In a serving program, requests per rank may be an average.
+  bool serving = false;
 
-  explicit BindingChecks(Operation *root) {
+  explicit BindingChecks(Operation *root) : serving(isServing(root)) {
     // Types are uniqued: each is checked once (at its first value).
     llvm::DenseSet<Type> seen;
     std::unordered_set<sym::Expr> seenSizes, seenCounts;
@@ -175,11 +197,13 @@ static LogicalResult runChecks(const BindingChecks &list,
                                const sym::Bindings &b) {
   // Every size positive: then no type check fails (else they say where).
   bool sizesPositive = llvm::all_of(
-      list.sizes, [&](const sym::Expr &e) { return isPositiveSize(e, b); });
+      list.sizes,
+      [&](const sym::Expr &e) { return isPositiveSize(e, b, list.serving); });
   for (const BindingChecks::Check &c : list.checks) {
     switch (c.kind) {
     case BindingChecks::TypeDims:
-      if (!sizesPositive && failed(checkType(c.op, c.type, c.what, b)))
+      if (!sizesPositive &&
+          failed(checkType(c.op, c.type, c.what, b, list.serving)))
         return failure();
       continue;
     case BindingChecks::Window:

@@ -4,6 +4,7 @@
 
 #include "Stage/Analysis/BackwardSplit.h"
 #include "Stage/Analysis/CommAnalysis.h"
+#include "Stage/Analysis/ExpertRouting.h"
 #include "Stage/Support/TimeModel.h"
 
 #include <cmath>
@@ -99,12 +100,29 @@ FailureOr<double> mlir::stage::getRooflineSeconds(Operation *op,
       return failure();
     return *one * *runs;
   };
+  // Routing: the busiest rank's tokens, the experts reached.
+  std::optional<RoutedOp> routed = getRoutedOp(op);
+  auto route = [&](double &contraction, double &other, double &bytes,
+                   double expertBytes) {
+    if (!routed)
+      return;
+    auto at = [&](const char *s) {
+      auto it = b.find(s);
+      return it == b.end() ? NAN : double(it->second);
+    };
+    sym::Result<sym::Rational> rows = routed->rowsPerExpert.evaluateRational(b);
+    RoutingModel(op).apply(at("E"), at("K"), at("ep"),
+                           rows ? rows->toDouble() : NAN, expertBytes,
+                           contraction, other, bytes);
+  };
   if (auto comm = dyn_cast<CollectiveOpInterface>(op)) {
     FailureOr<double> bytes = total(getSentBytes(comm));
     if (failed(bytes))
       return failure();
     if (*bytes == 0)
       return 0.0;
+    double none = 0;
+    route(none, none, *bytes, 0);
     FailureOr<double> runs = executions();
     if (failed(runs))
       return failure();
@@ -148,6 +166,12 @@ FailureOr<double> mlir::stage::getRooflineSeconds(Operation *op,
       return failure();
     shape = {*rows, *columns, *batch};
   }
+  if (routed) {
+    FailureOr<double> expert = total(routed->expertBytes);
+    if (failed(expert))
+      return failure();
+    route(*contraction, *other, *bytes, *expert);
+  }
   return ::stage::kernelSeconds(*contraction, *other, *bytes, *runs, d, shape);
 }
 
@@ -178,12 +202,26 @@ struct RooflineProgram {
     bool hasGrid = false;
     /// A kernel or a collective (other ops take no time).
     bool timed = true;
+    /// An op whose work routing decides (ExpertRouting.h): its rows per
+    /// expert, and its bytes for every expert (per execution).
+    bool routed = false;
+    sym::NumericExpr rowsPerExpert, expertBytes;
   };
   std::vector<Entry> entries;
+  /// The module's routing, and the slots of E, K and ep.
+  std::shared_ptr<const RoutingModel> routing;
+  unsigned E = 0, K = 0, ep = 0;
 
-  RooflineProgram(Operation *root, sym::SymbolSlots &slots) {
+  RooflineProgram(Operation *root, sym::SymbolSlots &slots)
+      : routing(std::make_shared<RoutingModel>(root)), E(slots.slot("E")),
+        K(slots.slot("K")), ep(slots.slot("ep")) {
     walkWithCounts(root, [&](Operation *op, const Multiplicity &n) {
       Entry e{op, n, getPhase(op)};
+      if (std::optional<RoutedOp> r = getRoutedOp(op)) {
+        e.routed = true;
+        e.rowsPerExpert = sym::NumericExpr(r->rowsPerExpert, slots);
+        e.expertBytes = sym::NumericExpr(r->expertBytes, slots);
+      }
       e.multiply = n.isProduct();
       e.runs = sym::NumericExpr(n.count(), slots);
       auto compile = [&](const sym::Expr &perRun) {
@@ -239,10 +277,19 @@ struct RooflineProgram {
     return e.multiply && one != 0 ? one * e.runs.evaluate(v) : one;
   }
 
+  /// `e`'s work under routing (the busiest rank's, reading the experts it
+  /// reaches), when routing decides it.
+  void route(const Entry &e, const std::vector<double> &v, double &contraction,
+             double &other, double &bytes) const {
+    if (e.routed)
+      routing->apply(v[E], v[K], v[ep], e.rowsPerExpert.evaluate(v),
+                     total(e, e.expertBytes, v), contraction, other, bytes);
+  }
+
   /// `e`'s seconds under slot values `v`; NaN when a value does not
   /// evaluate (the exact path then says why).
-  static double seconds(const Entry &e, const std::vector<double> &v,
-                        const DeviceModel &d) {
+  double seconds(const Entry &e, const std::vector<double> &v,
+                 const DeviceModel &d) const {
     if (!e.timed)
       return 0;
     double runs = e.runs.evaluate(v);
@@ -251,13 +298,16 @@ struct RooflineProgram {
       if (e.matmul)
         shape = {e.rows.evaluate(v), e.columns.evaluate(v),
                  e.batch.evaluate(v)};
-      return ::stage::kernelSeconds(total(e, e.contraction, v),
-                                    total(e, e.other, v), total(e, e.bytes, v),
-                                    runs, d, shape);
+      double contraction = total(e, e.contraction, v),
+             other = total(e, e.other, v), bytes = total(e, e.bytes, v);
+      route(e, v, contraction, other, bytes);
+      return ::stage::kernelSeconds(contraction, other, bytes, runs, d, shape);
     }
     double bytes = total(e, e.bytes, v);
     if (bytes == 0)
       return 0;
+    double none = 0;
+    route(e, v, none, none, bytes);
     double size = 1;
     for (unsigned axis : e.groupAxes)
       size *= v[axis];
@@ -287,7 +337,7 @@ mlir::stage::walkRooflineSeconds(Operation *root, const sym::Bindings &b,
     std::vector<double> values;
     cache->slots.fill(b, values);
     for (const RooflineProgram::Entry &e : program->entries) {
-      double sec = RooflineProgram::seconds(e, values, d);
+      double sec = program->seconds(e, values, d);
       if (!std::isfinite(sec)) {
         FailureOr<double> exact = getRooflineSeconds(e.op, e.count, b, d);
         if (failed(exact))
@@ -460,7 +510,7 @@ struct IterationTimes::Program {
           RooflineProgram::total(e, e.other, v) == 0 &&
           RooflineProgram::total(e, e.bytes, v) == 0)
         continue;
-      sum += RooflineProgram::seconds(e, v, device);
+      sum += roofline->seconds(e, v, device);
     }
     return sum;
   }
@@ -511,7 +561,7 @@ IterationTimes::compile(func::FuncOp fn, const sym::Bindings &b,
   probe[p->B] = probe[p->C] = probe[p->T] = 1;
   probe[p->j] = 0;
   for (const RooflineProgram::Entry &e : p->roofline->entries)
-    if (!std::isfinite(RooflineProgram::seconds(e, probe, d)))
+    if (!std::isfinite(p->roofline->seconds(e, probe, d)))
       return e.op->emitError("time estimate of an iteration: a size does not "
                              "evaluate under the module's bindings");
   IterationTimes t;

@@ -59,6 +59,8 @@ buildDisaggregated(OpPassManager &pm, const InferPipelineOptions &o,
       whole += " order=" + std::string(o.order);
     if (!g.rules.hasValue() && o.rules.hasValue())
       whole += " rules=" + std::string(o.rules);
+    if (!g.routing.hasValue() && o.routing.hasValue())
+      whole += " routing=" + std::string(o.routing);
     if (name == "decode")
       whole += " decode-tokens=" + std::to_string(o.decodeTokens);
     return whole;

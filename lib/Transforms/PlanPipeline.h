@@ -41,6 +41,7 @@ StageShardOptions shardOptions(const PlanOptions &o) {
   s.sp = o.sp;
   s.order = o.order;
   s.rules = o.rules;
+  s.routing = o.routing;
   return s;
 }
 

@@ -15,6 +15,7 @@
 #include "Stage/Dialect/Stage/IR/ShardingLayout.h"
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageDiagnostics.h"
+#include "Stage/Support/Routing.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
@@ -366,6 +367,7 @@ LogicalResult Planner::planBlock(Block &block) {
 static LogicalResult checkLocalShapes(ModuleOp module,
                                       const ShardingRules &rules) {
   const sym::Bindings &b = rules.getPlan().bindings;
+  bool serving = isServing(module);
   // Types and shardings are uniqued: each pair is checked once.
   llvm::DenseSet<std::pair<Type, Attribute>> whole;
   auto check = [&](Operation *op, Type type, ShardingAttr s) -> LogicalResult {
@@ -375,7 +377,9 @@ static LogicalResult checkLocalShapes(ModuleOp module,
     for (unsigned d = 0; d < t.getRank(); ++d) {
       sym::Expr split = s.getSplitFactor(d);
       sym::Result<int64_t> local = t.getDim(d).divExact(split).evaluate(b);
-      if (local || isPerExpertAverage(t.getDim(d)))
+      sym::Expr dim = t.getDim(d).divExact(split);
+      if (local || isPerExpertAverage(t.getDim(d)) ||
+          (serving && isRequestAverage(dim)))
         continue;
       InFlightDiagnostic diag = op->emitError()
                                 << "the plan splits dimension " << d
@@ -424,6 +428,30 @@ static LogicalResult checkContextParallelScans(ModuleOp module,
   return failure(r.wasInterrupted());
 }
 
+/// The routing option on the module, checked against the model's experts.
+static LogicalResult setUpRouting(ModuleOp module, StringRef text) {
+  std::string error;
+  std::optional<::stage::Routing> r = ::stage::Routing::parse(text, error);
+  if (!r)
+    return emitOptionError(module) << "stage-shard: routing=" << text << ": "
+                                   << error;
+  if (r->kind != ::stage::Routing::Uniform) {
+    FailureOr<sym::Bindings> b = getModuleBindings(module);
+    if (failed(b))
+      return failure();
+    auto E = b->find("E"), K = b->find("K");
+    if (E == b->end() || K == b->end())
+      return emitOptionError(module)
+             << "stage-shard: routing=" << text
+             << ": the model has no routed experts (E and K)";
+    if (!r->shares(E->second, error))
+      return emitOptionError(module)
+             << "stage-shard: routing=" << text << ": " << error;
+  }
+  setRoutingSpec(module, r->str());
+  return success();
+}
+
 namespace {
 struct ShardPass : mlir::stage::impl::StageShardBase<ShardPass> {
   using StageShardBase::StageShardBase;
@@ -455,6 +483,8 @@ struct ShardPass : mlir::stage::impl::StageShardBase<ShardPass> {
              "nothing to partition over";
       return signalPassFailure();
     }
+    if (failed(setUpRouting(module, routing)))
+      return signalPassFailure();
     if (failed(loadRules(module, rules, *plan)))
       return signalPassFailure();
     FailureOr<ShardingRules> r = ShardingRules::create(module, *plan);

@@ -23,6 +23,15 @@ std::string parseBindingList(llvm::StringRef text, sym::Bindings &out);
 /// traces stay exact.
 bool isPerExpertAverage(const sym::Expr &dim);
 
+/// Whether `dim` is a serving program's requests per rank of the ranks
+/// that split them (`B/ep`, `B/(dp*ep)`): the expected number each rank
+/// holds, which need not be whole (1 request on 8 data-parallel attention
+/// ranks: 1/8 each). The ranks hold B in all, so totals stay exact.
+bool isRequestAverage(const sym::Expr &dim);
+/// Whether `op` is part of a serving program (its module has a
+/// `stage.serve`).
+bool isServing(Operation *op);
+
 /// Checks that every tensor dimension and repeat count under `root`
 /// evaluates to a positive integer under `b` (a per-expert average: to a
 /// positive number); the error is at the op whose type does not

@@ -274,6 +274,10 @@ def StageShard : Pass<"stage-shard", "::mlir::ModuleOp"> {
            "axes not listed keep their places">,
     Option<"rules", "rules", "std::string", "\"\"",
            "JSON file overriding the logical-axis rules">,
+    Option<"routing", "routing", "std::string", "\"uniform\"",
+           "How routers spread tokens over experts: uniform, zipf:S or "
+           "loads:F0/F1/... (one fraction per expert); the time model reads "
+           "it">,
   ];
 }
 

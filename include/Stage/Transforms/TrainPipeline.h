@@ -58,6 +58,11 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::desc("Grid axes, outermost first; the axes not listed keep "
                      "their places (default pp,dp,cp,ep,tp)"),
       llvm::cl::init("pp,dp,cp,ep,tp")};
+  Option<std::string> routing{
+      *this, "routing",
+      llvm::cl::desc("How routers spread tokens over experts: uniform, "
+                     "zipf:S or loads:F0/F1/... (one fraction per expert)"),
+      llvm::cl::init("uniform")};
   Option<std::string> rules{
       *this, "rules",
       llvm::cl::desc("JSON file overriding the sharding rules")};

@@ -3,6 +3,7 @@
 #include "NodeEmitter.h"
 
 #include "Stage/Analysis/CommAnalysis.h"
+#include "Stage/Analysis/ExpertRouting.h"
 #include "Stage/Support/TimeModel.h"
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 
@@ -110,7 +111,24 @@ LogicalResult NodeEmitter::emitCompute(Operation *op, Cost cost) {
       return failure();
     shape = {double(*rows), double(*columns), double(*batch)};
   }
-  n.micros = micros(double(*c), double(*o), double(*b), shape);
+  // The node's FLOPs and bytes are the mean rank's (exact in totals); its
+  // duration is the busiest rank's, reading the experts it reaches.
+  double contraction = double(*c), other = double(*o), bytes = double(*b);
+  if (std::optional<RoutedOp> routed = getRoutedOp(op); routed && device) {
+    auto at = [&](const char *s) {
+      auto it = bindings->find(s);
+      return it == bindings->end() ? NAN : double(it->second);
+    };
+    sym::Result<sym::Rational> rows =
+        routed->rowsPerExpert.evaluateRational(*bindings);
+    sym::Result<sym::Rational> expert =
+        routed->expertBytes.evaluateRational(*bindings);
+    if (!routing)
+      routing = std::make_shared<RoutingModel>(op);
+    routing->apply(at("E"), at("K"), at("ep"), rows ? rows->toDouble() : NAN,
+                   expert ? expert->toDouble() : 0, contraction, other, bytes);
+  }
+  n.micros = micros(contraction, other, bytes, shape);
   n.deps = deps;
   n.dataDeps = uint32_t(deps.size());
   n.outBytes = resultBytes(op);

@@ -17,6 +17,7 @@
 #include "Workload.h"
 
 #include "Stage/Analysis/BackwardSplit.h"
+#include "Stage/Analysis/ExpertRouting.h"
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageOps.h"
 #include "Stage/Support/TimeModel.h"
@@ -195,6 +196,8 @@ private:
   Workload &w;
   const sym::Bindings *bindings;
   const DeviceModel *device;
+  /// The module's routing, read at the first routed op.
+  std::shared_ptr<const RoutingModel> routing;
   ClassTrace trace;
   /// The last node of each chain of communication: per group (and one for
   /// sends) under overlap `tp`, else one per rank (key -1).

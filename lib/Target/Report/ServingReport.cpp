@@ -4,7 +4,9 @@
 
 #include "ReportSections.h"
 
+#include "Stage/Analysis/ExpertRouting.h"
 #include "Stage/Analysis/MemoryAnalysis.h"
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 
 #include "mlir/IR/Diagnostics.h"
 
@@ -64,6 +66,43 @@ FailureOr<PhaseTimes> servingTimes(const RankClass &cls, const sym::Bindings &b,
     }
   }
   return t;
+}
+
+/// The expert weights a decode step of one group reads on a rank of
+/// `cls`: of every expert it holds, and of those its tokens are expected to
+/// reach under the module's routing (ExpertRouting.h); 0 without experts.
+struct ExpertReads {
+  double all = 0, reached = 0;
+};
+ExpertReads decodeExpertReads(const RankClass &cls, const sym::Bindings &b,
+                              int64_t steps, int64_t groups) {
+  ExpertReads r;
+  if (steps <= 0)
+    return r;
+  auto at = [&](const char *s) {
+    auto it = b.find(s);
+    return it == b.end() ? NAN : double(it->second);
+  };
+  for (Operation *chunk : cls.chunks) {
+    RoutingModel routing(chunk);
+    walkWithCounts(chunk, [&](Operation *op, const Multiplicity &n) {
+      std::optional<RoutedOp> routed = getRoutedOp(op);
+      if (!routed || getPhase(op) != Phase::Decode)
+        return;
+      sym::Result<sym::Rational> bytes =
+          routed->expertBytes.evaluateRational(b);
+      sym::Result<sym::Rational> rows =
+          routed->rowsPerExpert.evaluateRational(b);
+      sym::Result<double> runs = n.countUnder(b);
+      if (!bytes || !rows || !runs)
+        return;
+      double perStep = bytes->toDouble() * *runs / double(steps * groups);
+      r.all += perStep;
+      r.reached += perStep * routing.reached(at("E"), at("K"), at("ep"),
+                                              rows->toDouble());
+    });
+  }
+  return r;
 }
 
 /// The whole job's FLOPs (and per generated token, when it decodes).
@@ -133,6 +172,12 @@ LogicalResult mlir::stage::report::buildServingReports(
 
   PhaseCosts jobCosts;
   std::vector<double> prefillGroup, decodeGroupStep;
+  double jobExpertReads = 0;
+  sym::Result<int64_t> ranksValue = ranksPerStage.evaluate(b);
+  double ranksPerStageValue = ranksValue ? double(*ranksValue) : 0;
+  std::string routingName = getRoutingSpec(fn).empty()
+                                ? std::string("uniform")
+                                : getRoutingSpec(fn).str();
   for (auto [cls, mem] : llvm::zip(step.classes, *memory)) {
     StageReport sr;
     sr.stage = cls.stage;
@@ -214,6 +259,20 @@ LogicalResult mlir::stage::report::buildServingReports(
 
     SectionBuilder tm(fn, b, "time",
                       "Time per rank (" + device.displayName() + ")");
+    if (!chunked) {
+      ExpertReads reads = decodeExpertReads(cls, b, N, *M);
+      if (reads.all > 0) {
+        by.addValue("decode_expert_weights_per_step",
+                    "expert weights a decode step reads (every expert held)",
+                    "B", sym::Rational(int64_t(std::llround(reads.all))));
+        by.addValue(
+            "decode_expert_weights_reached_per_step",
+            "of which of the experts its tokens reach (expected, " +
+                routingName + " routing)",
+            "B", sym::Rational(int64_t(std::llround(reads.reached))));
+        jobExpertReads += reads.reached * ranksPerStageValue;
+      }
+    }
     tm.addSeconds("prefill", "prefill (every group)", t.of(Phase::Prefill));
     tm.addSeconds("decode",
                   chunked ? "mixed iterations (decode and prompt chunks)"
@@ -248,6 +307,13 @@ LogicalResult mlir::stage::report::buildServingReports(
         jobFlopsSection(fn, b, jobCosts, stepsExpr, N, everyone);
     if (failed(flops))
       return failure();
+    if (jobExpertReads > 0)
+      flops->rows.push_back(
+          {"decode_expert_weights_reached_per_step",
+           "expert weights a decode step of one group reads (experts "
+           "reached, expected)",
+           "B", std::nullopt,
+           sym::Rational(int64_t(std::llround(jobExpertReads)))});
     report.totals.push_back(std::move(*flops));
   }
   SectionBuilder jt(fn, b, "job_time",

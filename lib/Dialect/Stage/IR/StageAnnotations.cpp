@@ -2,6 +2,8 @@
 
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 
+#include "Stage/Support/Routing.h"
+
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -24,6 +26,7 @@ using AttentionCore = StageDialect::AttentionCoreAttrHelper;
 using LayerPeriod = StageDialect::LayerPeriodAttrHelper;
 using ModelLayer = StageDialect::LayerAttrHelper;
 using HeldBy = StageDialect::HeldByAttrHelper;
+using RoutingName = StageDialect::RoutingAttrHelper;
 using TokenFeedback = StageDialect::TokenFeedbackAttrHelper;
 using VocabParallel = StageDialect::VocabParallelAttrHelper;
 using Overlap = StageDialect::OverlapAttrHelper;
@@ -342,6 +345,28 @@ FailureOr<OverlapKinds> mlir::stage::parseOverlap(StringRef text,
   return k;
 }
 
+StringRef mlir::stage::getRoutingSpec(Operation *op) {
+  ModuleOp module = isa<ModuleOp>(op) ? cast<ModuleOp>(op)
+                                      : op->getParentOfType<ModuleOp>();
+  // A disaggregated group's module nests in the outer one, which holds it.
+  while (module && !module->hasAttr(RoutingName::getNameStr()) &&
+         module->getParentOfType<ModuleOp>())
+    module = module->getParentOfType<ModuleOp>();
+  if (auto text = module ? module->getAttrOfType<StringAttr>(
+                               RoutingName::getNameStr())
+                         : StringAttr())
+    return text.getValue();
+  return "";
+}
+
+void mlir::stage::setRoutingSpec(ModuleOp module, StringRef spec) {
+  if (spec.empty() || spec == "uniform")
+    module->removeAttr(RoutingName::getNameStr());
+  else
+    module->setAttr(RoutingName::getNameStr(),
+                    StringAttr::get(module.getContext(), spec));
+}
+
 OverlapKinds mlir::stage::getOverlap(ModuleOp module) {
   auto list = module->getAttrOfType<ArrayAttr>(Overlap::getNameStr());
   if (!list)
@@ -501,6 +526,17 @@ LogicalResult StageDialect::verifyOperationAttribute(Operation *op,
                                      return s && overlapFlag(s.getValue());
                                    }),
                   "a list of grad, tp and fsdp on the module");
+  }
+  if (name == RoutingName::getNameStr()) {
+    auto text = dyn_cast<StringAttr>(value);
+    std::string error;
+    if (!isa<ModuleOp>(op))
+      return op->emitError("'") << name << "' belongs on the module";
+    if (!text || !::stage::Routing::parse(text.getValue(), error))
+      return op->emitError("'")
+             << name << "' must be a routing: "
+             << (text ? error : std::string("a string"));
+    return success();
   }
   if (name == VocabParallel::getNameStr()) {
     auto list = dyn_cast<ArrayAttr>(value);

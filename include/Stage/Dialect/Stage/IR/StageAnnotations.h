@@ -180,6 +180,13 @@ struct OverlapKinds {
 FailureOr<OverlapKinds> parseOverlap(StringRef text, std::string &error);
 /// The module's `stage.overlap`; without one, `grad` alone (the traces of
 /// programs not built by stage-train).
+/// How the routers spread tokens over the experts: the module's
+/// `stage.routing` (the enclosing module's, in a disaggregated group) as
+/// Stage/Support/Routing.h spells it; empty (uniform) when absent. Setting
+/// "uniform" or "" removes it.
+StringRef getRoutingSpec(Operation *op);
+void setRoutingSpec(ModuleOp module, StringRef spec);
+
 OverlapKinds getOverlap(ModuleOp module);
 void setOverlap(ModuleOp module, OverlapKinds kinds);
 

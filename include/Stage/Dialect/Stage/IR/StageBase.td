@@ -56,6 +56,10 @@ def Stage_Dialect : Dialect {
     // On the module: the communication a trace overlaps with compute
     // (stage-train's overlap=; docs/Overlap.md).
     "::mlir::ArrayAttr":$overlap,
+    // On the module: how the routers spread tokens over the experts
+    // (`zipf:S`, `loads:...`; uniform when absent), which the time model
+    // reads (docs/CostModel.md).
+    "::mlir::StringAttr":$routing,
     // On a stage.repeat of a hybrid's period: the layers one iteration is.
     "::mlir::IntegerAttr":$layer_period,
     // On the ops of a model layer outside any layer stack (Zamba2's layers
