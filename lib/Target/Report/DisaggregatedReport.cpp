@@ -8,6 +8,8 @@
 
 #include "Stage/Target/TargetOptions.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::stage;
 using namespace mlir::stage::report;
@@ -44,9 +46,33 @@ static FailureOr<Section> handoffSection(Operation *at, const Report &prefill,
                      " of " + d.displayName(),
                  transfer);
     const Section *times = prefill.findTotal("job_time");
-    if (const Quantity *ttft = times ? times->find("ttft") : nullptr)
+    if (const Quantity *ttft = times ? times->find("ttft") : nullptr) {
+      double prefillSeconds = ttft->value.toDouble();
       h.addSeconds("ttft", "time to first token with the handoff",
-                   ttft->value.toDouble() + transfer);
+                   prefillSeconds + transfer);
+      // Sent layer by layer as the prefill goes (Mooncake, DistServe), only
+      // the last layer's part, or what the prefill's other layers do not
+      // cover, is exposed.
+      double layers = prefill.bindings.count("L")
+                          ? double(std::max<int64_t>(1, prefill.bindings.at("L")))
+                          : 1;
+      double layerwise =
+          std::max(transfer / layers,
+                   transfer - prefillSeconds * (layers - 1) / layers);
+      h.addSeconds("ttft_layerwise",
+                   "time to first token, the handoff sent layer by layer "
+                   "during the prefill",
+                   prefillSeconds + layerwise);
+      const Section *decodeTimes = decode.findTotal("job_time");
+      const Quantity *tpot = decodeTimes ? decodeTimes->find("tpot") : nullptr;
+      int64_t steps = decode.bindings.count("N") ? decode.bindings.at("N") : 0;
+      if (tpot && steps > 0)
+        h.addSeconds("end_to_end",
+                     "end to end: prefill, handoff, then every decode step "
+                     "(as the traces run them)",
+                     prefillSeconds + transfer +
+                         double(steps) * tpot->value.toDouble());
+    }
   }
   return h.take();
 }
