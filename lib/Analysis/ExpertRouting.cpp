@@ -112,3 +112,30 @@ double RoutingModel::reached(double E, double K, double ep,
     return 1;
   return impl->effect(E, K, usable(ep) ? ep : 1, rows * E / K).reached;
 }
+
+/// `symbol`'s value under `b`, NaN when unbound.
+static double valueOf(const sym::Bindings &b, const char *symbol) {
+  auto it = b.find(symbol);
+  return it == b.end() ? NAN : double(it->second);
+}
+
+static double valueOf(const sym::Bindings &b, const sym::Expr &e) {
+  sym::Result<sym::Rational> v = e.evaluateRational(b);
+  return v ? v->toDouble() : NAN;
+}
+
+void RoutingModel::applyUnder(const sym::Bindings &b, const RoutedOp &op,
+                              double runs, double &contraction, double &other,
+                              double &bytes) const {
+  double expert = valueOf(b, op.expertBytes);
+  apply(valueOf(b, "E"), valueOf(b, "K"), valueOf(b, "ep"),
+        valueOf(b, op.rowsPerExpert), std::isfinite(expert) ? expert * runs : 0,
+        contraction, other, bytes);
+}
+
+double RoutingModel::reachedUnder(const sym::Bindings &b,
+                                  const RoutedOp &op) const {
+  return reached(valueOf(b, "E"), valueOf(b, "K"), valueOf(b, "ep"),
+                 valueOf(b, op.rowsPerExpert));
+}
+

@@ -102,30 +102,19 @@ FailureOr<double> mlir::stage::getRooflineSeconds(Operation *op,
   };
   // Routing: the busiest rank's tokens, the experts reached.
   std::optional<RoutedOp> routed = getRoutedOp(op);
-  auto route = [&](double &contraction, double &other, double &bytes,
-                   double expertBytes) {
-    if (!routed)
-      return;
-    auto at = [&](const char *s) {
-      auto it = b.find(s);
-      return it == b.end() ? NAN : double(it->second);
-    };
-    sym::Result<sym::Rational> rows = routed->rowsPerExpert.evaluateRational(b);
-    RoutingModel(op).apply(at("E"), at("K"), at("ep"),
-                           rows ? rows->toDouble() : NAN, expertBytes,
-                           contraction, other, bytes);
-  };
   if (auto comm = dyn_cast<CollectiveOpInterface>(op)) {
     FailureOr<double> bytes = total(getSentBytes(comm));
     if (failed(bytes))
       return failure();
     if (*bytes == 0)
       return 0.0;
-    double none = 0;
-    route(none, none, *bytes, 0);
     FailureOr<double> runs = executions();
     if (failed(runs))
       return failure();
+    if (routed) {
+      double none = 0;
+      RoutingModel(op).applyUnder(b, *routed, *runs, none, none, *bytes);
+    }
     // The group's size: the product of its axes' degrees.
     double size = 1;
     for (Attribute axis : comm.getAxesAttr()) {
@@ -166,12 +155,9 @@ FailureOr<double> mlir::stage::getRooflineSeconds(Operation *op,
       return failure();
     shape = {*rows, *columns, *batch};
   }
-  if (routed) {
-    FailureOr<double> expert = total(routed->expertBytes);
-    if (failed(expert))
-      return failure();
-    route(*contraction, *other, *bytes, *expert);
-  }
+  if (routed)
+    RoutingModel(op).applyUnder(b, *routed, *runs, *contraction, *other,
+                                *bytes);
   return ::stage::kernelSeconds(*contraction, *other, *bytes, *runs, d, shape);
 }
 

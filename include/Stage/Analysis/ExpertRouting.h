@@ -52,6 +52,12 @@ public:
   /// weights a step of `rows` rows per expert reads, over all ranks.
   double reached(double E, double K, double ep, double rows) const;
 
+  /// Both for `op`, its sizes and E, K and ep evaluated under `b`; `apply`
+  /// of `runs` executions.
+  void applyUnder(const sym::Bindings &b, const RoutedOp &op, double runs,
+                  double &contraction, double &other, double &bytes) const;
+  double reachedUnder(const sym::Bindings &b, const RoutedOp &op) const;
+
 private:
   struct Impl;
   std::unique_ptr<Impl> impl;

@@ -115,18 +115,9 @@ LogicalResult NodeEmitter::emitCompute(Operation *op, Cost cost) {
   // duration is the busiest rank's, reading the experts it reaches.
   double contraction = double(*c), other = double(*o), bytes = double(*b);
   if (std::optional<RoutedOp> routed = getRoutedOp(op); routed && device) {
-    auto at = [&](const char *s) {
-      auto it = bindings->find(s);
-      return it == bindings->end() ? NAN : double(it->second);
-    };
-    sym::Result<sym::Rational> rows =
-        routed->rowsPerExpert.evaluateRational(*bindings);
-    sym::Result<sym::Rational> expert =
-        routed->expertBytes.evaluateRational(*bindings);
     if (!routing)
       routing = std::make_shared<RoutingModel>(op);
-    routing->apply(at("E"), at("K"), at("ep"), rows ? rows->toDouble() : NAN,
-                   expert ? expert->toDouble() : 0, contraction, other, bytes);
+    routing->applyUnder(*bindings, *routed, 1, contraction, other, bytes);
   }
   n.micros = micros(contraction, other, bytes, shape);
   n.deps = deps;

@@ -79,10 +79,6 @@ ExpertReads decodeExpertReads(const RankClass &cls, const sym::Bindings &b,
   ExpertReads r;
   if (steps <= 0)
     return r;
-  auto at = [&](const char *s) {
-    auto it = b.find(s);
-    return it == b.end() ? NAN : double(it->second);
-  };
   for (Operation *chunk : cls.chunks) {
     RoutingModel routing(chunk);
     walkWithCounts(chunk, [&](Operation *op, const Multiplicity &n) {
@@ -91,15 +87,12 @@ ExpertReads decodeExpertReads(const RankClass &cls, const sym::Bindings &b,
         return;
       sym::Result<sym::Rational> bytes =
           routed->expertBytes.evaluateRational(b);
-      sym::Result<sym::Rational> rows =
-          routed->rowsPerExpert.evaluateRational(b);
       sym::Result<double> runs = n.countUnder(b);
-      if (!bytes || !rows || !runs)
+      if (!bytes || !runs)
         return;
       double perStep = bytes->toDouble() * *runs / double(steps * groups);
       r.all += perStep;
-      r.reached += perStep * routing.reached(at("E"), at("K"), at("ep"),
-                                              rows->toDouble());
+      r.reached += perStep * routing.reachedUnder(b, *routed);
     });
   }
   return r;

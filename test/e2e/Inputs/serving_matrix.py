@@ -1,14 +1,18 @@
 """The serving plan matrix: every combination of serving options on the
 matrix's tiny Llama (GQA), Mistral (a sliding window shorter than the
 prompt: ring caches of W positions), Mixtral (experts) and DeepSeek-V3
-(MLA, a dense first layer, a shared expert).
+(MLA, a dense first layer, a shared expert); and for the experts, batches
+of 1 and 3 requests over dp x ep attention ranks that do not divide them
+(an average per rank), under uniform and skewed routing.
 
     serving_matrix.py BIN_DIR CONFIG_DIR WORK_DIR [--jobs N]
 
 For each plan: stage-infer, the JSON report checked against the closed forms
 of test/Target/Report/Inputs/serving_oracle.py (the KV cache per rank of
 every stage; decode contraction FLOPs per generated token where no rank
-repeats another's contractions), the traces written and verified with
+repeats another's contractions; under uniform routing, the expert weights
+a decode step reads against expert_reads.py's expected distinct experts),
+the traces written and verified with
 stage-trace (every receive has its send, the groups agree, the set runs to
 completion). Disaggregated plans (a prefill group and a decode group with
 their own plans) check the KV handoff instead: the bytes the traces move
@@ -25,9 +29,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "Target", "Report", "Inputs"))
+import expert_reads  # noqa: E402
 import serving_oracle  # noqa: E402
 
 BATCH, SEQ, TOKENS, CHUNK = 64, 32, 6, 8
+SMALL_BATCHES = (1, 3)
 MODELS = ("llama-tiny", "mistral-tiny", "mixtral-tiny", "deepseek-tiny")
 
 
@@ -54,6 +60,17 @@ def plans():
             if not moe and dp == 1:
                 out.append((model, dict(dp=1, tp=tp, pp=pp, ep=1, phase="",
                                         m=1, cp=1, chunk=CHUNK)))
+        # Any batch: a fraction of a request per attention rank, routing
+        # uniform or skewed.
+        if moe:
+            for batch in SMALL_BATCHES:
+                for dp, tp, pp, ep in ((1, 1, 1, 2), (2, 1, 1, 2), (1, 2, 1, 2),
+                                       (1, 1, 1, 4), (1, 1, 2, 2)):
+                    for routing in ("uniform", "zipf:1.5"):
+                        out.append((model, dict(dp=dp, tp=tp, pp=pp, ep=ep,
+                                                phase="both", m=1, cp=1,
+                                                chunk=0, batch=batch,
+                                                routing=routing)))
         # MLA with chunked prefill is refused; the dense models do it.
         # Disaggregated: every prefill layout against every decode layout.
         for pre in (dict(tp=2), dict(tp=4), dict(tp=2, pp=2, m=2), dict(cp=2)):
@@ -80,7 +97,14 @@ def options(o):
         n = 0 if o["phase"] == "prefill" else TOKENS
         words += [f"decode-tokens={n}", f"phase={o['phase']}",
                   f"micro-batches={o['m']}"]
+    if o.get("routing", "uniform") != "uniform":
+        words.append(f"routing={o['routing']}")
     return " ".join(words)
+
+
+def model_file(work, model, batch):
+    return os.path.join(work, model + ("" if batch == BATCH else f"-b{batch}") +
+                        ".mlir")
 
 
 def run(cmd):
@@ -130,8 +154,9 @@ def check(bin_dir, configs, work, index, model, o):
     d = os.path.join(work, str(index))
     os.makedirs(d, exist_ok=True)
     serve = os.path.join(d, "serve.mlir")
+    batch = o.get("batch", BATCH)
     rc, _, err = run([os.path.join(bin_dir, "stage-opt"),
-                      os.path.join(work, model + ".mlir"),
+                      model_file(work, model, batch),
                       f"--stage-infer={options(o)}", "-o", serve])
     if rc:
         return [f"{name}: stage-infer: {err.strip()}"]
@@ -151,9 +176,11 @@ def check(bin_dir, configs, work, index, model, o):
     # Tensor parallelism repeats the router and the latent projections on
     # every rank of an MoE or MLA model: FLOPs are checked without it.
     flops = o["tp"] == 1 or model == "llama-tiny"
-    failures = serving_oracle.check(c, r, BATCH, SEQ, decoded, o["dp"], o["tp"],
+    failures = serving_oracle.check(c, r, batch, SEQ, decoded, o["dp"], o["tp"],
                                     o["ep"], o["pp"], o["chunk"], flops,
                                     o["cp"])
+    if "batch" in o and o["routing"] == "uniform":
+        failures += expert_reads.check(c, r, batch, o["dp"], o["m"])
     traces = os.path.join(d, "traces")
     rc, _, err = run([os.path.join(bin_dir, "stage-translate"), serve,
                       "--stage-to-chakra", f"--output-dir={traces}"])
@@ -177,13 +204,15 @@ def main():
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
     for model in MODELS:
-        rc, _, err = run([os.path.join(a.bin, "stage-translate"),
-                          "--import-hf-config", os.path.join(a.configs, model + ".json"),
-                          f"--batch={BATCH}", f"--seq={SEQ}",
-                          "-o", os.path.join(a.work, model + ".mlir")])
-        if rc:
-            print(f"import {model}: {err}")
-            sys.exit(1)
+        for batch in (BATCH,) + SMALL_BATCHES:
+            rc, _, err = run([os.path.join(a.bin, "stage-translate"),
+                              "--import-hf-config",
+                              os.path.join(a.configs, model + ".json"),
+                              f"--batch={batch}", f"--seq={SEQ}",
+                              "-o", model_file(a.work, model, batch)])
+            if rc:
+                print(f"import {model}: {err}")
+                sys.exit(1)
     todo = plans()
     with ThreadPoolExecutor(a.jobs) as pool:
         results = list(pool.map(lambda x: check(a.bin, a.configs, a.work, x[0], *x[1]),
