@@ -13,7 +13,7 @@
 #include "OptionString.h"
 #include "PlanSetup.h"
 
-#include "TypeRewriting.h"
+#include "Stage/Dialect/Stage/IR/StageTypeRewriting.h"
 
 #include "Stage/Analysis/Bindings.h"
 #include "Stage/Analysis/CostAnalysis.h"

@@ -11,7 +11,7 @@
 #include "FunctionInputs.h"
 #include "PlanSetup.h"
 #include "ServeProgram.h"
-#include "TypeRewriting.h"
+#include "Stage/Dialect/Stage/IR/StageTypeRewriting.h"
 
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"
 #include "Stage/Dialect/Stage/IR/StageBuilder.h"

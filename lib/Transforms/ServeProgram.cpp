@@ -2,7 +2,7 @@
 
 #include "ServeProgram.h"
 
-#include "TypeRewriting.h"
+#include "Stage/Dialect/Stage/IR/StageTypeRewriting.h"
 
 #include "Stage/Analysis/ParameterAnalysis.h"
 #include "Stage/Dialect/Stage/IR/StageAnnotations.h"

@@ -167,8 +167,8 @@ static FailureOr<Workload> buildCheckedWorkload(ModuleOp module,
   FailureOr<sym::Bindings> b = getEffectiveBindings(module);
   if (failed(b) || failed(checkTraceSize(module, *b, o.maxOpsPerRank)))
     return failure();
-  FailureOr<Workload> w =
-      buildWorkload(module, *b, o.device, o.bucketBytes, o.ioInfo);
+  FailureOr<Workload> w = buildWorkload(module, *b, o.device, o.bucketBytes,
+                                       o.ioInfo, o.servingSteps);
   if (failed(w) || failed(checkWorkload(*w, module.getLoc())))
     return failure();
   return w;

@@ -83,6 +83,8 @@ mlir::stage::chakra::expandServingClass(Workload &w, const sym::Bindings &b,
     if (failed(n))
       return failure();
     steps = *n;
+    if (!w.servingSteps.empty())
+      steps = w.servingSteps.size();
   }
   int64_t M = int64_t(*groups);
   w.servingGroups = M;
@@ -156,6 +158,11 @@ mlir::stage::chakra::expandServingClass(Workload &w, const sym::Bindings &b,
   e.setBindings(stepBindings);
   e.phase = "decode";
   for (uint64_t i = 0; i < steps; ++i) {
+    if (!w.servingSteps.empty()) {
+      stepBindings = b;
+      for (const auto &[k, v] : w.servingSteps[i])
+        stepBindings[k] = v;
+    }
     stepBindings[step] = int64_t(i);
     e.skipped.clear();
     if (i + 1 == steps)

@@ -207,9 +207,11 @@ static FailureOr<func::FuncOp> getEmittableFunction(ModuleOp module,
 FailureOr<Workload>
 mlir::stage::chakra::buildWorkload(ModuleOp module, const sym::Bindings &b,
                                    const DeviceModel *device,
-                                   uint64_t gradientBucketBytes, bool ioInfo) {
+                                   uint64_t gradientBucketBytes, bool ioInfo,
+                                   const std::vector<sym::Bindings> &servingSteps) {
   Workload w;
   w.ioInfo = ioInfo;
+  w.servingSteps = servingSteps;
   w.gpusPerNode = device ? device->gpusPerNode : 0;
   if (GridOp grid = getGrid(module)) {
     for (const std::string &axis : grid.getAxisNames()) {

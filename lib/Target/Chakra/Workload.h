@@ -88,6 +88,9 @@ struct Workload {
   /// levels of a two-level network its group spans (`involved_dim`); 0:
   /// none said.
   int64_t gpusPerNode = 0;
+  /// A serving program's decode steps under their own bindings (empty: the
+  /// step loop's count).
+  std::vector<sym::Bindings> servingSteps;
 
   int64_t getNumRanks() const {
     int64_t n = 1;
@@ -104,13 +107,15 @@ constexpr uint64_t kDefaultGradientBucketBytes = 25ull << 20;
 /// `module` (a training step, or a serving run: ServingWorkload.h) into
 /// per-stage node lists. Gradient reductions are issued in
 /// buckets of at least `gradientBucketBytes` (0: one per gradient and
-/// layer); with `ioInfo` nodes record what they read and write. Errors go
-/// to the module's location.
+/// layer); with `ioInfo` nodes record what they read and write; a serving
+/// program's decode steps are `servingSteps`' when given. Errors go to the
+/// module's location.
 FailureOr<Workload>
 buildWorkload(ModuleOp module, const sym::Bindings &b,
               const DeviceModel *device,
               uint64_t gradientBucketBytes = kDefaultGradientBucketBytes,
-              bool ioInfo = false);
+              bool ioInfo = false,
+              const std::vector<sym::Bindings> &servingSteps = {});
 
 } // namespace mlir::stage::chakra
 

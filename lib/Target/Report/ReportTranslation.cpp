@@ -73,6 +73,12 @@ struct ReportOptions {
       llvm::cl::desc("--requests: list these iterations (their mix, start "
                      "and time), as in 100:10"),
       llvm::cl::value_desc("FIRST:COUNT")};
+  llvm::cl::opt<std::string> requestTraces{
+      "requests-traces",
+      llvm::cl::desc("--requests-window: also write those iterations' "
+                     "Chakra traces (one decode step each, under the "
+                     "iteration's mix) to this directory, for ASTRA-sim"),
+      llvm::cl::value_desc("dir")};
 };
 } // namespace
 
@@ -211,7 +217,7 @@ static LogicalResult addRequests(ModuleOp module, const sym::Bindings &b,
                             "program (stage-infer with chunked-prefill=C)");
   FailureOr<report::RequestsReport> requests = report::buildRequestsReport(
       step, b, *r.roofline, r.job->gpus,
-      {o.requests, o.scheduler, o.slo, o.window});
+      {o.requests, o.scheduler, o.slo, o.window, o.requestTraces});
   if (failed(requests))
     return failure();
   r.requests = std::move(*requests);
@@ -241,10 +247,12 @@ void mlir::stage::registerToReportTranslation() {
           return emitOptionError(module) << "--fail-if-over=" << o.failIfOver
                                          << ": expected a size, as in 80GiB";
         if (o.requests.empty() &&
-            (!o.scheduler.empty() || !o.slo.empty() || !o.window.empty()))
+            (!o.scheduler.empty() || !o.slo.empty() || !o.window.empty() ||
+             !o.requestTraces.empty()))
           return emitOptionError(module)
-                 << "--scheduler, --slo and --requests-window apply to a "
-                    "request stream: add --requests";
+                 << "--scheduler, --slo, --requests-window and "
+                    "--requests-traces apply to a request stream: add "
+                    "--requests";
         FailureOr<std::optional<DeviceModel>> device = getDeviceModel(module, "");
         if (failed(device))
           return failure();

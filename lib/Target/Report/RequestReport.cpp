@@ -6,6 +6,9 @@
 
 #include "Stage/Analysis/MemoryAnalysis.h"
 #include "Stage/Analysis/StepTimes.h"
+#include "Stage/Dialect/Stage/IR/StageAnnotations.h"
+#include "Stage/Dialect/Stage/IR/StageTypeRewriting.h"
+#include "Stage/Target/Chakra/ChakraTranslation.h"
 #include "Stage/Support/BatchScheduler.h"
 #include "Stage/Support/RequestWorkload.h"
 #include "Stage/Support/SafeFiles.h"
@@ -205,6 +208,52 @@ FailureOr<int64_t> kvBlocks(func::FuncOp fn, const sym::Bindings &b,
   return int64_t(std::max(0.0, std::floor(usable / blockBytes)));
 }
 
+/// The traces of a stream's iterations `mixes` in `dir`: the program's
+/// decode steps, one per iteration under its own bindings: `B` its decode
+/// tokens, `T + 1` their mean context, `C` its prompt chunks' tokens and
+/// `P` their prefix. The step's chunk is at `j C` in the program; here
+/// `j` is `P / C` (exact for one chunk; several are traced as one of their
+/// total size whose prefix keeps their attention scores, rounded to a
+/// position). A decode-only iteration's chunk part is empty (no node).
+LogicalResult writeWindowTraces(func::FuncOp fn, const sym::Bindings &b,
+                                const DeviceModel &device,
+                                const std::vector<::stage::IterationMix> &mixes,
+                                StringRef dir) {
+  auto module = fn->getParentOfType<ModuleOp>();
+  OwningOpRef<ModuleOp> copy = module.clone();
+  sym::Substitution prefix;
+  prefix["j"] = sym::Expr::symbol("P").divExact(sym::Expr::symbol("C"));
+  substituteSymbols(*copy, prefix);
+  // The module's own bindings name the prefix too (each step binds its).
+  sym::Bindings whole = b;
+  whole["P"] = 0;
+  setModuleBindings(*copy, whole);
+  TraceOptions t;
+  t.device = &device;
+  for (const ::stage::IterationMix &mix : mixes) {
+    double tokens = 0, scores = 0;
+    for (const ::stage::IterationMix::Chunk &c : mix.chunks) {
+      tokens += double(c.size);
+      scores += double(c.size) * double(c.prefix + c.size);
+    }
+    // The program samples its B decode tokens: an iteration of prompt
+    // chunks alone is traced with one, over one position (the token a
+    // finished prompt yields).
+    sym::Bindings step;
+    step["B"] = std::max<int64_t>(mix.decodes, 1);
+    step["T"] = mix.decodes ? std::llround(mix.decodeContext /
+                                           double(mix.decodes)) - 1
+                            : 0;
+    step["C"] = int64_t(tokens);
+    step["P"] = tokens > 0 ? std::max<int64_t>(
+                                 0, std::llround(scores / tokens - tokens))
+                           : 0;
+    t.servingSteps.push_back(step);
+  }
+  FailureOr<int64_t> ranks = writeTraces(*copy, dir, t);
+  return success(succeeded(ranks));
+}
+
 /// Mean and the percentiles of `v` (linear between the nearest ranks).
 struct Summary {
   double mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
@@ -264,9 +313,30 @@ FailureOr<RequestsReport> mlir::stage::report::buildRequestsReport(
     return failure();
   ::stage::SchedulerConfig config = sched->config;
   config.kvBlocks = *blocks;
+  // The window asked for, by the iterations' order (the scheduler records
+  // each right after timing it).
+  std::optional<std::pair<int64_t, int64_t>> window;
+  if (!o.window.empty()) {
+    auto [firstText, countText] = StringRef(o.window).split(':');
+    int64_t from, count;
+    if (firstText.getAsInteger(10, from) || countText.getAsInteger(10, count) ||
+        from < 0 || count < 1)
+      return fn.emitError("--requests-window=")
+             << o.window << ": expected FIRST:COUNT (iterations, from 0)";
+    window = {from, from + count};
+  }
+  if (!o.tracesDir.empty() && !window)
+    return fn.emitError("--requests-traces: name the iterations with "
+                        "--requests-window=FIRST:COUNT");
+  std::vector<::stage::IterationMix> windowMixes;
+  int64_t timed = 0;
   ::stage::ServingRun run;
   if (std::optional<std::string> e = ::stage::simulateServing(
-          requests, config, [&](const ::stage::IterationMix &mix) {
+          requests, config,
+          [&](const ::stage::IterationMix &mix) {
+            if (window && timed >= window->first && timed < window->second)
+              windowMixes.push_back(mix);
+            ++timed;
             return times->seconds(mix);
           },
           run))
@@ -418,18 +488,16 @@ FailureOr<RequestsReport> mlir::stage::report::buildRequestsReport(
     report.sections.push_back(std::move(*s));
   }
 
-  if (!o.window.empty()) {
-    auto [firstText, countText] = StringRef(o.window).split(':');
-    int64_t from, count;
-    if (firstText.getAsInteger(10, from) || countText.getAsInteger(10, count) ||
-        from < 0 || count < 1)
-      return fn.emitError("--requests-window=")
-             << o.window << ": expected FIRST:COUNT (iterations, from 0)";
+  if (window) {
+    int64_t from = window->first;
     if (from >= int64_t(run.iterations.size()))
       return fn.emitError("--requests-window=")
              << o.window << ": the stream has "
              << run.iterations.size() << " iterations";
-    int64_t end = std::min<int64_t>(from + count, run.iterations.size());
+    int64_t end = std::min<int64_t>(window->second, run.iterations.size());
+    if (!o.tracesDir.empty() &&
+        failed(writeWindowTraces(fn, b, device, windowMixes, o.tracesDir)))
+      return failure();
     for (int64_t i = from; i < end; ++i) {
       const ::stage::IterationRecord &it = run.iterations[i];
       report.window.push_back({i, it.replica, it.start, it.seconds, it.decodes,

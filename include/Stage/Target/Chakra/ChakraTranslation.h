@@ -4,10 +4,12 @@
 #define STAGE_TARGET_CHAKRA_CHAKRATRANSLATION_H
 
 #include "Stage/Analysis/DeviceModel.h"
+#include "Stage/Support/SymExpr.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace mlir::stage {
 
@@ -24,6 +26,10 @@ struct TraceOptions {
   /// checked before any trace is built (docs/Limits.md).
   double maxOpsPerRank = kDefaultMaxOpsPerRank;
   static constexpr double kDefaultMaxOpsPerRank = 5e7;
+  /// A serving program's decode steps, each under its own bindings over
+  /// the module's (a request stream's iterations: RequestReport.cpp);
+  /// empty: the step loop's count, its index bound per step.
+  std::vector<sym::Bindings> servingSteps;
 };
 
 /// Writes the trace set of a step (under its module's bindings) to `dir`,

@@ -83,6 +83,8 @@ struct RequestStreamOptions {
   std::string scheduler; // "max-batched-tokens=N,max-running=N,..."
   std::string slo;       // "ttft:SECONDS,tpot:SECONDS,attainment:F"
   std::string window;    // "FIRST:COUNT" iterations to list
+  /// Where to write the traces of the window's iterations (empty: none).
+  std::string tracesDir;
   /// The workload's arrivals sped up this many times (a search's load).
   double rateScale = 1;
 };

@@ -1,6 +1,6 @@
-//===- TypeRewriting.cpp - Rewriting the types of a graph in place --------===//
+//===- StageTypeRewriting.cpp - Rewriting a graph's types in place -------===//
 
-#include "TypeRewriting.h"
+#include "Stage/Dialect/Stage/IR/StageTypeRewriting.h"
 
 using namespace mlir;
 using namespace mlir::stage;

@@ -1,7 +1,7 @@
-//===- TypeRewriting.h - Rewriting the types of a graph in place -*- C++ -*-===//
+//===- StageTypeRewriting.h - Rewriting a graph's types in place -*- C++ -*-===//
 
-#ifndef STAGE_LIB_TRANSFORMS_TYPEREWRITING_H
-#define STAGE_LIB_TRANSFORMS_TYPEREWRITING_H
+#ifndef STAGE_DIALECT_STAGE_IR_STAGETYPEREWRITING_H
+#define STAGE_DIALECT_STAGE_IR_STAGETYPEREWRITING_H
 
 #include "Stage/Dialect/Stage/IR/StageOps.h"
 
@@ -23,4 +23,4 @@ void convertFloatsToF32(Operation *root);
 
 } // namespace mlir::stage
 
-#endif // STAGE_LIB_TRANSFORMS_TYPEREWRITING_H
+#endif // STAGE_DIALECT_STAGE_IR_STAGETYPEREWRITING_H
