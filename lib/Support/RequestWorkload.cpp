@@ -2,6 +2,8 @@
 
 #include "Stage/Support/RequestWorkload.h"
 
+#include "Stage/Support/JsonLimits.h"
+
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -39,7 +41,9 @@ std::optional<WorkloadError> parseJsonLines(StringRef text,
     ++line;
     if (row.trim().empty())
       continue;
-    llvm::Expected<llvm::json::Value> v = llvm::json::parse(row);
+    // A line nested deeper than a request is refused before it is parsed.
+    llvm::Expected<llvm::json::Value> v =
+        sym::parseJsonWithinLimits(row, sym::JsonLimits{4, 1 << 20});
     if (!v)
       return at(line, 1, "not JSON: " + llvm::toString(v.takeError()));
     const llvm::json::Object *o = v->getAsObject();

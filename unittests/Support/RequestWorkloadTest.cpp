@@ -33,6 +33,16 @@ TEST(RequestWorkload, AJsonErrorNamesItsLine) {
   EXPECT_NE(e->message.find("prompt_tokens"), std::string::npos);
 }
 
+TEST(RequestWorkload, ADeeplyNestedLineIsRefusedNotParsed) {
+  std::vector<Request> r;
+  std::string deep = "{\"arrival\": 0, \"x\": " + std::string(100000, '[') +
+                     std::string(100000, ']') + "}\n";
+  std::optional<WorkloadError> e = parseRequests(deep, false, r);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->line, 1u);
+  EXPECT_NE(e->message.find("deep"), std::string::npos) << e->message;
+}
+
 TEST(RequestWorkload, AzureTimestampsCountFromTheFirst) {
   // Two rows 1.5 s apart across midnight of a leap day.
   std::vector<Request> r;

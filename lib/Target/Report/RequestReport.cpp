@@ -188,8 +188,7 @@ FailureOr<double> kvBytesPerPosition(func::FuncOp fn, const sym::Bindings &b) {
 /// budget, as many decodes as may run), in blocks of `blockTokens`.
 FailureOr<int64_t> kvBlocks(func::FuncOp fn, const sym::Bindings &b,
                             const DeviceModel &device,
-                            const SchedulerOptions &o, double perPosition,
-                            double &usable) {
+                            const SchedulerOptions &o, double perPosition) {
   sym::Bindings largest = b;
   int64_t decodes = std::min(o.config.maxRunning, o.config.maxBatchedTokens);
   largest["B"] = decodes;
@@ -202,8 +201,9 @@ FailureOr<int64_t> kvBlocks(func::FuncOp fn, const sym::Bindings &b,
   sym::Result<sym::Rational> weights = m.exprs->weights.evaluateRational(b);
   if (!weights)
     return fn.emitError("weights: ") << weights.error();
-  usable = device.memoryCapacity * o.memoryUtilization - weights->toDouble() -
-           std::max(m.decodeTransient.toDouble(), m.prefillTransient.toDouble());
+  double usable =
+      device.memoryCapacity * o.memoryUtilization - weights->toDouble() -
+      std::max(m.decodeTransient.toDouble(), m.prefillTransient.toDouble());
   double blockBytes = perPosition * double(o.config.blockTokens);
   return int64_t(std::max(0.0, std::floor(usable / blockBytes)));
 }
@@ -306,9 +306,7 @@ FailureOr<RequestsReport> mlir::stage::report::buildRequestsReport(
   FailureOr<double> perPosition = kvBytesPerPosition(fn, b);
   if (failed(perPosition))
     return failure();
-  double usable = 0;
-  FailureOr<int64_t> blocks =
-      kvBlocks(fn, b, device, *sched, *perPosition, usable);
+  FailureOr<int64_t> blocks = kvBlocks(fn, b, device, *sched, *perPosition);
   if (failed(blocks))
     return failure();
   ::stage::SchedulerConfig config = sched->config;
@@ -323,7 +321,7 @@ FailureOr<RequestsReport> mlir::stage::report::buildRequestsReport(
         from < 0 || count < 1)
       return fn.emitError("--requests-window=")
              << o.window << ": expected FIRST:COUNT (iterations, from 0)";
-    window = {from, from + count};
+    window = {from, from + std::min(count, INT64_MAX - from)};
   }
   if (!o.tracesDir.empty() && !window)
     return fn.emitError("--requests-traces: name the iterations with "
