@@ -25,11 +25,20 @@ const Quantity *Section::find(StringRef k) const {
   return nullptr;
 }
 
-const Section *StageReport::find(StringRef k) const {
+const Section *mlir::stage::report::findSection(ArrayRef<Section> sections,
+                                                StringRef key) {
   for (const Section &s : sections)
-    if (s.key == k)
+    if (s.key == key)
       return &s;
   return nullptr;
+}
+
+const Section *StageReport::find(StringRef k) const {
+  return findSection(sections, k);
+}
+
+const Section *RequestsReport::find(StringRef k) const {
+  return findSection(sections, k);
 }
 
 static FailureOr<Quantity> quantity(Operation *at, std::string key,
@@ -164,10 +173,7 @@ bool mlir::stage::report::isTrainingStep(ModuleOp module, func::FuncOp fn) {
 }
 
 const Section *Report::findTotal(StringRef k) const {
-  for (const Section &s : totals)
-    if (s.key == k)
-      return &s;
-  return nullptr;
+  return findSection(totals, k);
 }
 
 FailureOr<Report> mlir::stage::report::buildReport(ModuleOp module,

@@ -39,6 +39,9 @@ struct Section {
   const Quantity *find(StringRef key) const;
 };
 
+/// The section of `sections` named `key`, or none.
+const Section *findSection(ArrayRef<Section> sections, StringRef key);
+
 /// A function's totals. Before partitioning they are the whole model's; a
 /// partitioned program's are one rank's (local shapes).
 struct FunctionReport {

@@ -24,13 +24,6 @@ using namespace mlir;
 using namespace mlir::stage;
 using namespace mlir::stage::report;
 
-const Section *RequestsReport::find(StringRef key) const {
-  for (const Section &s : sections)
-    if (s.key == key)
-      return &s;
-  return nullptr;
-}
-
 namespace {
 /// The largest workload file read.
 constexpr uint64_t kMaxWorkloadBytes = uint64_t(1) << 30;
